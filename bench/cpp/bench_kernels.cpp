@@ -1,0 +1,157 @@
+// Kernel benchmark: GFLOP/s of GEMM 256×256×256 and GEMV 1×512 · 512×2048 (plus a few shapes the models use),
+// for every SIMD backend this build and CPU offer. Each measurement is one JSON line on stdout, e.g.
+//   {"bench":"gemm","m":256,"n":256,"k":256,"gflops":61.2,"ms":0.548,"gflops_best":63.0,"backend":"avx2+fma","reps":15}
+// so a JS harness (bench/run.mjs) can parse the native binary and the WASM build (node bench_kernels.js)
+// alike. Methodology: warm-up, then `reps` timed samples, each long enough (≥ 20 ms of repeated calls) for
+// the clock; the median sample is reported as gflops/ms, the fastest as gflops_best. Options: --backend NAME
+// (only that backend), --reps N, --quick (shorter samples), --only BENCH.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "kernels/kernels.h"
+
+namespace k = attnlens::kernels;
+
+namespace {
+
+struct Options {
+  std::string backend;  // empty: every available backend
+  int reps = 15;
+  double min_sample_ms = 20.0;
+  std::string only;  // run only this bench name ("gemm", "gemv", …); empty: all
+};
+
+bool enabled(const Options& opt, const char* bench) { return opt.only.empty() || opt.only == bench; }
+
+struct Timing {
+  double median_ms;
+  double best_ms;  // the fastest sample: on a shared, loaded machine the closest to the uncontended speed
+};
+
+template <class F>
+Timing time_per_call(F call, const Options& opt) {
+  using clock = std::chrono::steady_clock;
+  // Warm-up (caches, page faults, packing buffers) and calibration of calls per sample.
+  call();
+  int calls = 1;
+  for (;;) {
+    const auto t0 = clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (ms >= opt.min_sample_ms || calls >= (1 << 20)) break;
+    calls *= 2;
+  }
+  std::vector<double> samples;
+  for (int r = 0; r < opt.reps; ++r) {
+    const auto t0 = clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    samples.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count() / calls);
+  }
+  std::sort(samples.begin(), samples.end());
+  return {samples[samples.size() / 2], samples.front()};
+}
+
+void fill(std::vector<float>& v, std::mt19937& gen) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& x : v) x = dist(gen);
+}
+
+void report(const char* bench, std::size_t m, std::size_t n, std::size_t kk, Timing t, const Options& opt) {
+  const double flops = 2.0 * static_cast<double>(m) * n * kk;
+  std::printf(
+      "{\"bench\":\"%s\",\"m\":%zu,\"n\":%zu,\"k\":%zu,\"gflops\":%.3f,\"ms\":%.5f,\"gflops_best\":%.3f,"
+      "\"backend\":\"%s\",\"reps\":%d}\n",
+      bench, m, n, kk, flops / (t.median_ms * 1e6), t.median_ms, flops / (t.best_ms * 1e6), k::simd_backend(),
+      opt.reps);
+  std::fflush(stdout);
+}
+
+void run_all(const Options& opt) {
+  std::mt19937 gen(7);
+  {  // the GEMM shape
+    const std::size_t m = 256, n = 256, kk = 256;
+    std::vector<float> a(m * kk), b(kk * n), c(m * n);
+    fill(a, gen);
+    fill(b, gen);
+    if (enabled(opt, "gemm"))
+      report("gemm", m, n, kk,
+             time_per_call([&] { k::gemm(m, n, kk, a.data(), kk, b.data(), n, c.data(), n); }, opt), opt);
+    if (enabled(opt, "gemm_nt"))
+      report("gemm_nt", m, n, kk,
+             time_per_call([&] { k::gemm_nt(m, n, kk, a.data(), kk, b.data(), kk, c.data(), n); }, opt), opt);
+  }
+  {  // the GEMV shape: x[1×512] · B[512×2048]
+    const std::size_t n = 2048, kk = 512;
+    std::vector<float> x(kk), b(kk * n), y(n);
+    fill(x, gen);
+    fill(b, gen);
+    if (enabled(opt, "gemv"))
+      report("gemv", 1, n, kk, time_per_call([&] { k::gemv(n, kk, x.data(), b.data(), n, y.data()); }, opt),
+             opt);
+    // The same work with the weight stored [out, in] (PyTorch Linear): y = B·x.
+    if (enabled(opt, "gemv_nt"))
+      report("gemv_nt", 1, n, kk,
+             time_per_call([&] { k::gemv_nt(n, kk, x.data(), b.data(), kk, y.data()); }, opt), opt);
+  }
+  if (enabled(opt, "gemm512")) {  // a larger square GEMM, to show the blocking beyond L2
+    const std::size_t m = 512, n = 512, kk = 512;
+    std::vector<float> a(m * kk), b(kk * n), c(m * n);
+    fill(a, gen);
+    fill(b, gen);
+    report("gemm", m, n, kk,
+           time_per_call([&] { k::gemm(m, n, kk, a.data(), kk, b.data(), n, c.data(), n); }, opt), opt);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--backend" && i + 1 < argc) {
+      opt.backend = argv[++i];
+    } else if (arg == "--reps" && i + 1 < argc) {
+      opt.reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      opt.only = argv[++i];
+    } else if (arg == "--quick") {
+      opt.reps = 5;
+      opt.min_sample_ms = 5.0;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_kernels [--backend auto|sse2|avx2+fma] [--reps N] [--quick] [--only "
+                   "gemm|gemm_nt|gemv|gemv_nt|gemm512]\n");
+      return 2;
+    }
+  }
+  try {
+    std::vector<std::string> backends;
+    if (!opt.backend.empty()) {
+      backends.push_back(opt.backend);
+    } else {
+      for (const char* name : {"avx2+fma", "sse2"}) {
+        try {
+          k::select_simd_backend(name);
+          backends.emplace_back(name);
+        } catch (const attnlens::Error&) {
+        }
+      }
+    }
+    for (const std::string& name : backends) {
+      k::select_simd_backend(name.c_str());
+      run_all(opt);
+    }
+  } catch (const attnlens::Error& e) {
+    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+// Shared basics for every layer of attnlens: the error type and small checks.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace attnlens {
+
+// Every failure the engine reports to a caller is an attnlens::Error with a message a person can act on
+// (naming the file, tensor, option or input that is wrong). The engine never aborts: bindings turn Error into
+// a JavaScript Error, the CLI prints it and exits non-zero.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws Error(message) when `ok` is false. For argument and data validation, not for internal invariants.
+inline void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(message);
+}
+
+}  // namespace attnlens
