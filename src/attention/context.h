@@ -1,0 +1,26 @@
+// Context vectors: what an attention reads once it has its weights.
+#pragma once
+
+#include <cstddef>
+
+#include "attention/alignment.h"
+
+namespace attnlens::attention {
+
+// soft context (Bahdanau 2014; eq. 8 of seed 000): c_i = Σ_j α_ij v_j.
+// weights [n_q × n_k], values [n_k × d_v] → context [n_q × d_v].
+void soft_context(const float* weights, std::size_t n_q, std::size_t n_k, const float* values,
+                  std::size_t d_v, float* context);
+
+// Which score a key-value attention uses between a query and a key (both of size d_k).
+enum class KeyValueScore { kDot, kScaledDot };
+
+// key-value attention (Daniluk et al. 2017, "Frustratingly Short Attention Spans in Neural Language
+// Modeling"; eq. 7 of seed 000): every memory slot is split into a key k_j, used only to score, and a value
+// v_j, used only to read:  α_i = softmax_j(s(q_i, k_j)) under `mask`,  c_i = Σ_j α_ij v_j. queries [n_q ×
+// d_k], keys [n_k × d_k], values [n_k × d_v] → weights [n_q × n_k], context [n_q × d_v].
+void key_value_attention(const float* queries, std::size_t n_q, const float* keys, const float* values,
+                         std::size_t n_k, std::size_t d_k, std::size_t d_v, float* weights, float* context,
+                         KeyValueScore score = KeyValueScore::kScaledDot, const AlignMask& mask = {});
+
+}  // namespace attnlens::attention

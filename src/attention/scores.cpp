@@ -1,0 +1,119 @@
+// Score functions; formulas and papers in scores.h.
+#include "attention/scores.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "attention/detail.h"
+#include "kernels/kernels.h"
+
+namespace attnlens::attention {
+
+using detail::checked_mul;
+using detail::require_data;
+
+void score_dot(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k, std::size_t d,
+               float* scores) {
+  const char* op = "score_dot";
+  require_data(queries, checked_mul(n_q, d, op), op, "queries");
+  require_data(keys, checked_mul(n_k, d, op), op, "keys");
+  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
+  detail::matmul_nt(n_q, n_k, d, queries, keys, scores);
+}
+
+void score_scaled_dot(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k,
+                      std::size_t d, float* scores) {
+  score_dot(queries, n_q, keys, n_k, d, scores);
+  if (n_q == 0 || n_k == 0 || d == 0) return;
+  kernels::scale(1.0f / std::sqrt(static_cast<float>(d)), scores, n_q * n_k);
+}
+
+void score_general(const float* queries, std::size_t n_q, std::size_t d_q, const float* w, const float* keys,
+                   std::size_t n_k, std::size_t d_k, float* scores) {
+  const char* op = "score_general";
+  require_data(queries, checked_mul(n_q, d_q, op), op, "queries");
+  require_data(w, checked_mul(d_q, d_k, op), op, "w");
+  require_data(keys, checked_mul(n_k, d_k, op), op, "keys");
+  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
+  if (n_q == 0 || n_k == 0) return;
+  // qw = Q·W  [n_q × d_k], then scores = qw·Kᵀ.
+  std::vector<float> qw(n_q * d_k);
+  detail::matmul(n_q, d_k, d_q, queries, w, qw.data());
+  detail::matmul_nt(n_q, n_k, d_k, qw.data(), keys, scores);
+}
+
+static void check_additive(const AdditiveScoreWeights& w, const char* op) {
+  require(w.d_att > 0, std::string(op) + ": d_att must be at least 1");
+  require_data(w.w, checked_mul(w.d_att, w.d_q, op), op, "w (W, [d_att x d_q])");
+  require_data(w.u, checked_mul(w.d_att, w.d_k, op), op, "u (U, [d_att x d_k])");
+  require_data(w.v, w.d_att, op, "v ([d_att])");
+}
+
+void additive_project_keys(const AdditiveScoreWeights& w, const float* keys, std::size_t n_k,
+                           float* keys_proj) {
+  const char* op = "additive_project_keys";
+  check_additive(w, op);
+  require_data(keys, checked_mul(n_k, w.d_k, op), op, "keys");
+  require_data(keys_proj, checked_mul(n_k, w.d_att, op), op, "keys_proj");
+  detail::linear(keys, n_k, w.d_k, w.u, w.bias, w.d_att, keys_proj);
+}
+
+void score_additive_projected(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q,
+                              const float* keys_proj, std::size_t n_k, float* scores) {
+  const char* op = "score_additive";
+  check_additive(w, op);
+  require_data(queries, checked_mul(n_q, w.d_q, op), op, "queries");
+  require_data(keys_proj, checked_mul(n_k, w.d_att, op), op, "keys_proj");
+  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
+  if (n_q == 0 || n_k == 0) return;
+  std::vector<float> wq(w.d_att);
+  std::vector<float> hidden(w.d_att);
+  for (std::size_t i = 0; i < n_q; ++i) {
+    detail::linear(queries + i * w.d_q, 1, w.d_q, w.w, nullptr, w.d_att, wq.data());
+    for (std::size_t j = 0; j < n_k; ++j) {
+      const float* uk = keys_proj + j * w.d_att;
+      for (std::size_t a = 0; a < w.d_att; ++a) hidden[a] = wq[a] + uk[a];
+      kernels::vtanh(hidden.data(), w.d_att);
+      scores[i * n_k + j] = kernels::dot(w.v, hidden.data(), w.d_att);
+    }
+  }
+}
+
+void score_additive(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q, const float* keys,
+                    std::size_t n_k, float* scores) {
+  check_additive(w, "score_additive");
+  std::vector<float> keys_proj(checked_mul(n_k, w.d_att, "score_additive"));
+  additive_project_keys(w, keys, n_k, keys_proj.data());
+  score_additive_projected(w, queries, n_q, keys_proj.data(), n_k, scores);
+}
+
+void score_cosine(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k, std::size_t d,
+                  float* scores, float eps) {
+  require(eps >= 0.0f && std::isfinite(eps), "score_cosine: eps must be a finite number >= 0");
+  score_dot(queries, n_q, keys, n_k, d, scores);
+  if (n_q == 0 || n_k == 0) return;
+  std::vector<float> key_norm(n_k);
+  for (std::size_t j = 0; j < n_k; ++j) {
+    key_norm[j] = std::max(std::sqrt(kernels::dot(keys + j * d, keys + j * d, d)), eps);
+  }
+  for (std::size_t i = 0; i < n_q; ++i) {
+    const float q_norm = std::max(std::sqrt(kernels::dot(queries + i * d, queries + i * d, d)), eps);
+    for (std::size_t j = 0; j < n_k; ++j) {
+      const float denom = q_norm * key_norm[j];
+      // denom is 0 only when eps is 0 and a vector is 0: its score is 0 (as with a tiny eps), never NaN.
+      scores[i * n_k + j] = denom > 0.0f ? scores[i * n_k + j] / denom : 0.0f;
+    }
+  }
+}
+
+void score_location(const float* queries, std::size_t n_q, std::size_t d_q, const float* w_a, std::size_t n_k,
+                    float* scores) {
+  const char* op = "score_location";
+  require_data(queries, checked_mul(n_q, d_q, op), op, "queries");
+  require_data(w_a, checked_mul(n_k, d_q, op), op, "w_a ([n_k x d_q])");
+  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
+  detail::matmul_nt(n_q, n_k, d_q, queries, w_a, scores);
+}
+
+}  // namespace attnlens::attention

@@ -1,0 +1,37 @@
+// Trace recording helpers; see trace_record.h.
+#include "attention/trace_record.h"
+
+#include <utility>
+
+#include "attention/detail.h"
+
+namespace attnlens::attention {
+
+void record_weights(AttentionTrace& trace, const std::string& name, const float* weights,
+                    std::vector<std::size_t> dims, int layer, int head, int step) {
+  if (!trace.enabled()) return;
+  std::size_t count = 1;
+  for (std::size_t d : dims) count = detail::checked_mul(count, d, "record_weights");
+  detail::require_data(weights, count, "record_weights", "weights");
+  AttentionMap map;
+  map.name = name;
+  map.layer = layer;
+  map.head = head;
+  map.step = step;
+  map.dims = std::move(dims);
+  map.data.assign(weights, weights + count);
+  trace.record(std::move(map));
+}
+
+void record_heads(AttentionTrace& trace, const std::string& name, const float* head_weights,
+                  std::size_t num_heads, std::size_t n_q, std::size_t n_k, int layer, int step) {
+  if (!trace.enabled()) return;
+  const std::size_t per_head = detail::checked_mul(n_q, n_k, "record_heads");
+  detail::require_data(head_weights, detail::checked_mul(num_heads, per_head, "record_heads"), "record_heads",
+                       "head_weights");
+  for (std::size_t h = 0; h < num_heads; ++h) {
+    record_weights(trace, name, head_weights + h * per_head, {n_q, n_k}, layer, static_cast<int>(h), step);
+  }
+}
+
+}  // namespace attnlens::attention
