@@ -29,6 +29,8 @@ void AttentionTrace::record(const std::string& name, int layer, int head, int st
   map.head = head;
   map.step = step;
   const std::size_t n = element_count(dims);
+  require(data != nullptr || n == 0,
+          "AttentionTrace: map '" + name + "' has dims holding " + std::to_string(n) + " values but no data");
   map.dims = std::move(dims);
   map.data.assign(data, data + n);
   maps_.push_back(std::move(map));

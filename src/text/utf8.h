@@ -1,0 +1,37 @@
+// UTF-8 handling shared by every tokenizer: lossy validation and a small character classification.
+//
+// Validation follows the WHATWG Encoding Standard's UTF-8 decoder ("maximal subpart" replacement, also Unicode
+// §3.9 best practice): every ill-formed subsequence — a lone continuation byte, a sequence cut short, an
+// overlong form (C0/C1, E0 80..9F, F0 80..8F), an encoded surrogate (ED A0..BF), a value above U+10FFFF (F4 90..,
+// F5..FF) — becomes one U+FFFD and decoding resumes at the first byte that could not continue the sequence.
+// Decoding therefore never fails and never reads past the input.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attnlens::text {
+
+inline constexpr char32_t kReplacementChar = 0xFFFD;
+
+// Bytes → code points; invalid input becomes U+FFFD as described above.
+std::u32string decode_utf8(std::string_view bytes);
+
+// Appends the UTF-8 form of `cp`. Code points that cannot be encoded (surrogates, > U+10FFFF) become U+FFFD.
+void append_utf8(std::string& out, char32_t cp);
+std::string encode_utf8(std::u32string_view cps);
+
+// Replaces ill-formed UTF-8 by U+FFFD (decode + encode). Valid input comes back unchanged.
+std::string sanitize_utf8(std::string_view bytes);
+
+// Character classes used for pre-tokenisation. There is no Unicode database in the engine (it must stay small in
+// WASM), so this is a range table covering what the shipped languages and typical user input contain:
+//   kSpace: ASCII/Unicode white space, C0/C1 control characters, BOM and zero-width space (all normalised away);
+//   kPunct: ASCII punctuation and symbols, Latin-1 punctuation/symbols (¡ « » ° § × ÷ …), general punctuation
+//           (dashes, quotes, …), currency, letterlike/arrows/maths/technical/box/shapes/dingbats, CJK and
+//           full-width punctuation, emoji and pictographs, U+FFFD;
+//   kWord:  everything else — letters of every script (umlauts, ß, accents), digits, combining marks.
+enum class CharClass { kSpace, kWord, kPunct };
+CharClass classify(char32_t cp);
+
+}  // namespace attnlens::text
