@@ -1,0 +1,75 @@
+// A tiny dependency-free static server for the page (web/) and the package files it imports (wasm/). Only those
+// two folders are served; `/` redirects to /web/. .wasm goes out as application/wasm, which
+// WebAssembly.instantiateStreaming and bundlers expect.
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import path from 'node:path';
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.svg': 'image/svg+xml',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream',
+};
+const SERVED = ['web', 'wasm', 'models'];
+
+/** Starts the server on `port` (0: any free port); resolves with { server, url }. */
+export function serve(root, { port = 8080, host = '127.0.0.1' } = {}) {
+  const server = createServer((req, res) => {
+    let pathname;
+    try {
+      pathname = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    } catch {
+      res.writeHead(400).end('bad request');
+      return;
+    }
+    if (pathname === '/' || pathname === '/index.html') {
+      res.writeHead(302, { Location: '/web/' }).end();
+      return;
+    }
+    if (pathname.endsWith('/')) pathname += 'index.html';
+    const file = path.resolve(root, `.${pathname}`);
+    const top = path.relative(root, file).split(path.sep)[0];
+    if (!file.startsWith(root + path.sep) || !SERVED.includes(top)) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    let stat;
+    try {
+      stat = statSync(file);
+    } catch {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (stat.isDirectory()) {
+      res.writeHead(302, { Location: `${pathname}/` }).end();
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'Content-Length': stat.size,
+      'Cache-Control': 'no-cache',
+    });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address();
+      resolve({ server, url: `http://${host === '0.0.0.0' ? 'localhost' : host}:${actual}/web/` });
+    });
+  });
+}

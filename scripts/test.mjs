@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// `npm test`: everything, in the order a failure is cheapest to read.
+//   1. build what is missing (native build/, WASM build-wasm/ + wasm/dist/)
+//   2. C++ doctest suites natively (ctest in build/)
+//   3. the same doctest binary compiled to WASM, under Node (ctest in build-wasm/)
+//   4. the WASM SIMD check (the package's .wasm must hold f32x4.mul / f32x4.add)
+//   5. package tests: tests/node/*.test.mjs with `node --test`, through the public ESM entry
+//   6. browser end-to-end tests, tests/e2e/*.test.mjs, when that folder has any
+//   7. the doctest binary again under AddressSanitizer + UBSan (build-asan/): bundle parsing and the tokenizer
+//      take untrusted bytes
+// Every step runs even when an earlier one failed (unless it depends on a failed build); the summary lists each
+// with its time, and the exit status is non-zero when any failed.
+//
+//   node scripts/test.mjs [--no-asan] [--only=native,wasm,simd,node,e2e,asan]
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, buildTree, run } from './build.mjs';
+
+const args = process.argv.slice(2);
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const skipAsan = args.includes('--no-asan') || process.env.ATTNLENS_NO_ASAN === '1';
+const wanted = (step) => (!only || only.includes(step)) && !(step === 'asan' && skipAsan);
+
+const results = [];
+
+// The package and browser tests need the dev dependencies (playwright-core, typescript): install them from the
+// committed lock file when they are missing, so `npm test` alone works on a fresh clone.
+if (!existsSync(path.join(ROOT, 'node_modules', '.package-lock.json'))) {
+  console.log('node_modules is missing: running npm ci');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+function step(name, fn) {
+  const t0 = Date.now();
+  console.log(`\n=== ${name} ===`);
+  let ok = true;
+  let note = '';
+  try {
+    note = fn() || '';
+  } catch (err) {
+    ok = false;
+    note = err.message;
+    console.error(`FAILED: ${err.message}`);
+  }
+  results.push({ name, ok, seconds: (Date.now() - t0) / 1000, note });
+  return ok;
+}
+
+function testFiles(dir, exclude = []) {
+  const abs = path.join(ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs)
+    .filter((f) => f.endsWith('.test.mjs') && !exclude.includes(f))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+const needNative = wanted('native');
+const needWasm = wanted('wasm') || wanted('simd') || wanted('node') || wanted('e2e');
+
+let nativeBuilt = false;
+let wasmBuilt = false;
+if (needNative) nativeBuilt = step('build native (build/)', () => void buildTree('native'));
+if (needWasm) wasmBuilt = step('build WASM (build-wasm/, wasm/dist/)', () => void buildTree('wasm'));
+
+if (wanted('native')) {
+  step('C++ tests, native (ctest)', () => {
+    if (!nativeBuilt) throw new Error('skipped: the native build failed');
+    run('ctest', ['--test-dir', 'build', '--output-on-failure']);
+  });
+}
+if (wanted('wasm')) {
+  step('C++ tests, WASM under Node (ctest)', () => {
+    if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
+    run('ctest', ['--test-dir', 'build-wasm', '--output-on-failure']);
+  });
+}
+if (wanted('simd')) {
+  step('WASM SIMD check (wasm-dis)', () => {
+    if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
+    run(process.execPath, ['scripts/check-simd.mjs']);
+  });
+}
+if (wanted('node')) {
+  step('package tests (node --test tests/node)', () => {
+    if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
+    const files = testFiles('tests/node');
+    if (!files.length) throw new Error('no tests/node/*.test.mjs found');
+    run(process.execPath, ['--test', ...files]);
+    return `${files.length} files`;
+  });
+}
+if (wanted('e2e')) {
+  const files = testFiles('tests/e2e');
+  if (files.length) {
+    step('browser end-to-end tests (node --test tests/e2e)', () => {
+      if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
+      run(process.execPath, ['--test', '--test-concurrency=1', ...files]);
+      return `${files.length} files`;
+    });
+  }
+}
+if (wanted('asan')) {
+  step('C++ tests, native under ASan + UBSan (build-asan/)', () => {
+    buildTree('asan', { targets: ['attnlens_tests'] });
+    run('ctest', ['--test-dir', 'build-asan', '--output-on-failure']);
+  });
+}
+
+console.log('\n=== summary ===');
+for (const r of results) {
+  const note = r.note ? `  (${r.note.split('\n')[0].slice(0, 160)})` : '';
+  console.log(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}  ${r.seconds.toFixed(1)} s${note}`);
+}
+const failed = results.filter((r) => !r.ok).length;
+console.log(failed ? `\n${failed} of ${results.length} steps failed` : `\nall ${results.length} steps passed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,129 @@
+// The C++ API (src/api.h) that the WASM bindings and the CLI use: every golden op through the uniform run_op()
+// entry (natively and, in the WASM build of this binary, under Node), plus the errors a caller gets for bad input.
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "api.h"
+#include "golden.h"
+
+namespace api = attnlens::api;
+using attnlens::testing::GoldenCase;
+
+namespace {
+
+std::vector<std::string> golden_ops() {
+  std::vector<std::string> ops;
+  const std::string dir = attnlens::testing::golden_path("attention");
+  DIR* d = opendir(dir.c_str());
+  REQUIRE_MESSAGE(d != nullptr, "cannot list " << dir);
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) ops.push_back(name.substr(0, name.size() - 5));
+  }
+  closedir(d);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+api::TensorMap inputs_of(const GoldenCase& gc) {
+  api::TensorMap m;
+  for (const auto& [name, t] : gc.inputs) m.emplace(name, api::Tensor(t.dims, t.data));
+  return m;
+}
+
+api::Tensor tensor(std::vector<std::size_t> dims, std::vector<float> data) { return api::Tensor(std::move(dims), std::move(data)); }
+
+}  // namespace
+
+TEST_CASE("api: every golden op runs through run_op and matches PyTorch") {
+  const auto ops = golden_ops();
+  REQUIRE(ops.size() >= 20);
+  for (const auto& op : ops) {
+    CAPTURE(op);
+    REQUIRE_MESSAGE(api::has_op(op), "golden op " << op << " is not in the API registry");
+    const auto file = attnlens::testing::load_golden("attention/" + op + ".json");
+    for (const auto& gc : file.cases) {
+      CAPTURE(gc.name);
+      const api::TensorMap out = api::run_op(op, inputs_of(gc), gc.params.dump());
+      // (No structured binding here: clang 14, behind em++, cannot capture one in doctest's message lambdas.)
+      for (const auto& entry : gc.outputs) {
+        const std::string& name = entry.first;
+        const auto it = out.find(name);
+        REQUIRE_MESSAGE(it != out.end(), op << "/" << gc.name << " returned no '" << name << "'");
+        CHECK(it->second.dims == entry.second.dims);
+        CHECK_GOLDEN(gc, name, it->second.data);
+      }
+    }
+  }
+}
+
+TEST_CASE("api: list_ops describes every op with a formula, a paper, inputs and outputs") {
+  const auto ops = api::list_ops();
+  CHECK(ops.size() >= golden_ops().size());
+  for (const auto& op : ops) {
+    CAPTURE(op.name);
+    CHECK(!op.formula.empty());
+    CHECK(!op.paper.empty());
+    CHECK(!op.inputs.empty());
+    CHECK(!op.outputs.empty());
+  }
+}
+
+TEST_CASE("api: bad input is an attnlens::Error naming what is wrong") {
+  const api::TensorMap ok = {{"q", tensor({2, 2}, {1, 0, 0, 1})}, {"keys", tensor({3, 2}, {1, 2, 3, 4, 5, 6})}};
+  CHECK(api::run_op("score_dot", ok).at("scores").data == std::vector<float>{1, 3, 5, 2, 4, 6});
+
+  CHECK_THROWS_WITH_AS(api::run_op("no_such_op", ok), doctest::Contains("unknown attention op 'no_such_op'"),
+                       attnlens::Error);
+  api::TensorMap bad = ok;
+  bad["keys"] = tensor({3, 1}, {1, 2, 3});
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", bad), doctest::Contains("input 'keys' has dims [3,1], expected [*,2]"),
+                       attnlens::Error);
+  bad = ok;
+  bad["keys"].data.pop_back();
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", bad), doctest::Contains("holds 5 values"), attnlens::Error);
+  bad = ok;
+  bad.erase("keys");
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", bad), doctest::Contains("missing input 'keys'"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", ok, "{\"causal\": true}"), doctest::Contains("unknown param 'causal'"),
+                       attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", ok, "{not json"), doctest::Contains("not valid JSON"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::run_op("score_dot", ok, "[1]"), doctest::Contains("must be a JSON object"), attnlens::Error);
+  const api::TensorMap scores = {{"scores", tensor({2, 2}, {1, 2, 3, 4})}};
+  CHECK_THROWS_WITH_AS(api::run_op("align_soft", scores, "{\"causal\": \"yes\"}"),
+                       doctest::Contains("'causal' must be true or false"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::run_op("align_local_m", {{"scores", tensor({4}, {1, 2, 3, 4})}}, "{\"t\": 1}"),
+                       doctest::Contains("missing param 'D'"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::run_op("align_hard_argmax", {{"weights", tensor({0}, {})}}),
+                       doctest::Contains("at least one position"), attnlens::Error);
+}
+
+TEST_CASE("api: MultiHeadKvCache checks its weights, its capacity and its inputs") {
+  const std::size_t e = 4;
+  api::TensorMap w = {{"in_proj_weight", api::Tensor({3 * e, e})}, {"out_proj_weight", api::Tensor({e, e})}};
+  api::MultiHeadKvCacheParams p;
+  p.num_heads = 2;
+  p.capacity = 2;
+  api::MultiHeadKvCache cache(w, p);
+  CHECK(cache.embed_dim() == e);
+  const api::Tensor row({1, e});
+  cache.append(row, row);
+  const auto out = cache.attend(row);
+  CHECK(out.at("weights").dims == std::vector<std::size_t>{2, 1, 1});
+  CHECK(out.at("out").dims == std::vector<std::size_t>{1, e});
+  cache.append(row, row);
+  CHECK_THROWS_WITH_AS(cache.append(row, row), doctest::Contains("exceeds the capacity 2"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(cache.attend(api::Tensor({1, e + 1})), doctest::Contains("query must be [n, 4] or [4]"),
+                       attnlens::Error);
+  p.num_heads = 3;
+  CHECK_THROWS_WITH_AS(api::MultiHeadKvCache(w, p), doctest::Contains("num_heads = 3 must divide embed_dim = 4"),
+                       attnlens::Error);
+  CHECK_THROWS_WITH_AS(api::multi_head_kv_cache_params("{\"heads\": 2}"), doctest::Contains("unknown param 'heads'"),
+                       attnlens::Error);
+  CHECK(api::multi_head_kv_cache_params("{\"num_heads\": 4, \"capacity\": 9}").capacity == 9);
+}

@@ -1,0 +1,29 @@
+// A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
+// compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
+import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES } from '../../../wasm/index.js';
+import type { Tensor, OpInfo, OpName } from '../../../wasm/index.js';
+
+export async function demo(): Promise<number> {
+  await init({ wasmUrl: new URL('https://example.org/attnlens.wasm') });
+  const simd: string = info().simd;
+  const q: Tensor = tensor([1, 0], [1, 2]);
+  const keys = tensor(new Float32Array([1, 2, 3, 4]), [2, 2]);
+  const { scores } = attention.scoreScaledDot({ q, keys });
+  const { weights } = attention.alignSoft({ scores }, { causal: true });
+  const ops: OpInfo[] = attention.listOps();
+  const first: OpName = OP_NAMES[0];
+  const cache = new MultiHeadKvCache({ in_proj_weight: keys, out_proj_weight: keys }, { num_heads: 1, capacity: 8 });
+  cache.append(q, q);
+  const step: Tensor = cache.attend(q, { causal: true }).weights;
+  cache.dispose();
+  const bpe = BpeTokenizer.learn(['ein Hund'], { num_merges: 4 });
+  const ids: Int32Array = bpe.encode('ein Hund').ids;
+  const text: string = bpe.decode(ids);
+  bpe.dispose();
+  const words: string[] = tokenizeWords("it's");
+  // @ts-expect-error data must be a Float32Array
+  attention.scoreDot({ q: { dims: [2], data: [1, 2] }, keys });
+  // @ts-expect-error not an op of the catalogue
+  attention.scoreBogus({ q, keys });
+  return weights.data[0] + ops.length + first.length + step.data.length + text.length + words.length + simd.length;
+}

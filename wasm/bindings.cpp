@@ -1,0 +1,251 @@
+// Embind bindings: a thin layer over src/api.h (the only engine header used here, as DESIGN.md's dependency rules
+// ask). Three duties and nothing more:
+//   1. convert JS tensors {dims: number[], data: Float32Array} to api::Tensor and back;
+//   2. copy every result out of the WASM heap (Float32Array.slice) before it reaches JS: a typed_memory_view goes
+//      stale as soon as memory grows, and the std::vector behind it is freed when this call returns;
+//   3. never let a C++ exception escape into the module: attnlens::Error (and anything else) becomes a JS Error
+//      carrying the message.
+// Argument checks that JS can make with better messages (types, lengths) live in wasm/attention.js; the engine
+// checks everything again, so a caller that bypasses the JS layer still gets an Error, not a crash.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <emscripten/em_asm.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "api.h"
+
+using emscripten::val;
+namespace api = attnlens::api;
+
+namespace {
+
+// Throws a JS Error carrying `message`. The text is first copied into a static buffer so that no C++ object with a
+// destructor is alive when JS unwinds through the WASM frames (their destructors would never run: a leak).
+[[noreturn]] void throw_js_error(const char* message) {
+  static char buffer[4096];
+  std::strncpy(buffer, message, sizeof(buffer) - 1);
+  buffer[sizeof(buffer) - 1] = '\0';
+  EM_ASM({ throw new Error(UTF8ToString($0)); }, buffer);
+  __builtin_unreachable();
+}
+
+// Runs `fn` and turns every C++ exception into a JS Error. By the time the JS Error is thrown, the C++ exception
+// has been released (its catch block has ended) and fn's locals have been destroyed by normal C++ unwinding.
+template <typename Fn>
+auto guarded(Fn&& fn) -> decltype(fn()) {
+  static char message[4096];
+  try {
+    return fn();
+  } catch (const attnlens::Error& e) {
+    std::snprintf(message, sizeof(message), "%s", e.what());
+  } catch (const std::bad_alloc&) {
+    std::snprintf(message, sizeof(message), "attnlens: out of memory (the inputs are too large for this WebAssembly heap)");
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof(message), "attnlens internal error: %s", e.what());
+  } catch (...) {
+    std::snprintf(message, sizeof(message), "attnlens internal error: an unknown C++ exception");
+  }
+  throw_js_error(message);
+}
+
+api::Tensor tensor_from_js(const std::string& op, const std::string& key, const val& js) {
+  const std::string name = op + ": input '" + key + "'";
+  attnlens::require(js.typeOf().as<std::string>() == "object" && !js.isNull(),
+                    name + " must be an object {dims, data}");
+  const val dims = js["dims"];
+  const val data = js["data"];
+  attnlens::require(dims.isArray(), name + ": dims must be an array of non-negative integers");
+  attnlens::require(data.instanceof(val::global("Float32Array")), name + ": data must be a Float32Array");
+  api::Tensor t;
+  const std::size_t rank = dims["length"].as<std::size_t>();
+  for (std::size_t i = 0; i < rank; ++i) {
+    const double d = dims[i].as<double>();
+    attnlens::require(d >= 0 && d == static_cast<double>(static_cast<std::size_t>(d)),
+                      name + ": dims must be non-negative integers");
+    t.dims.push_back(static_cast<std::size_t>(d));
+  }
+  // One memcpy-like TypedArray.set into the vector's storage (no per-element calls).
+  t.data = emscripten::convertJSArrayToNumberVector<float>(data);
+  t.validate(name);
+  return t;
+}
+
+val tensor_to_js(const api::Tensor& t) {
+  val out = val::object();
+  val dims = val::array();
+  for (std::size_t d : t.dims) dims.call<void>("push", static_cast<double>(d));
+  out.set("dims", dims);
+  // slice() copies into a Float32Array that owns its own buffer, outside the WASM heap.
+  out.set("data", val(emscripten::typed_memory_view(t.data.size(), t.data.data())).call<val>("slice"));
+  return out;
+}
+
+api::TensorMap tensor_map_from_js(const std::string& op, const val& js) {
+  attnlens::require(js.typeOf().as<std::string>() == "object" && !js.isNull(),
+                    op + ": inputs must be an object mapping names to {dims, data}");
+  api::TensorMap map;
+  const val keys = val::global("Object").call<val>("keys", js);
+  const std::size_t n = keys["length"].as<std::size_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    map.emplace(key, tensor_from_js(op, key, js[key]));
+  }
+  return map;
+}
+
+val tensor_map_to_js(const api::TensorMap& map) {
+  val out = val::object();
+  for (const auto& [name, t] : map) out.set(name, tensor_to_js(t));
+  return out;
+}
+
+// runOp(name, inputs: {[name]: {dims, data}}, paramsJson: string) -> {[name]: {dims, data}}
+val run_op(const std::string& name, const val& inputs, const std::string& params_json) {
+  return guarded([&] { return tensor_map_to_js(api::run_op(name, tensor_map_from_js(name, inputs), params_json)); });
+}
+
+val list_ops() {
+  return guarded([] {
+    val out = val::array();
+    for (const auto& op : api::list_ops()) {
+      val o = val::object();
+      o.set("name", op.name);
+      o.set("family", op.family);
+      o.set("formula", op.formula);
+      o.set("paper", op.paper);
+      val inputs = val::array();
+      for (const auto& s : op.inputs) inputs.call<void>("push", s);
+      o.set("inputs", inputs);
+      val optional = val::array();
+      for (const auto& s : op.optional_inputs) optional.call<void>("push", s);
+      o.set("optionalInputs", optional);
+      val outputs = val::array();
+      for (const auto& s : op.outputs) outputs.call<void>("push", s);
+      o.set("outputs", outputs);
+      o.set("params", op.params);
+      out.call<void>("push", o);
+    }
+    return out;
+  });
+}
+
+// JS face of api::MultiHeadKvCache; wasm/attention.js wraps it again with argument checks and dispose().
+class KvCacheBinding {
+ public:
+  explicit KvCacheBinding(std::unique_ptr<api::MultiHeadKvCache> cache) : cache_(std::move(cache)) {}
+
+  void append(const val& key, const val& value) {
+    guarded([&] { cache_->append(tensor_from_js("MultiHeadKvCache.append", "key", key),
+                                 tensor_from_js("MultiHeadKvCache.append", "value", value)); });
+  }
+  val attend(const val& query, bool causal) {
+    return guarded([&] { return tensor_map_to_js(cache_->attend(tensor_from_js("MultiHeadKvCache.attend", "query", query), causal)); });
+  }
+  double length() const { return static_cast<double>(cache_->length()); }
+  double capacity() const { return static_cast<double>(cache_->capacity()); }
+  void clear() { cache_->clear(); }
+
+ private:
+  std::unique_ptr<api::MultiHeadKvCache> cache_;
+};
+
+// A factory rather than a constructor, so that a failed validation throws before any object is allocated.
+KvCacheBinding* make_kv_cache(const val& weights, const std::string& params_json) {
+  return guarded([&] {
+    auto cache = std::make_unique<api::MultiHeadKvCache>(tensor_map_from_js("MultiHeadKvCache", weights),
+                                                         api::multi_head_kv_cache_params(params_json));
+    return new KvCacheBinding(std::move(cache));
+  });
+}
+
+// JS face of api::BpeTokenizer; wasm/text.js wraps it with argument checks and dispose().
+class BpeBinding {
+ public:
+  explicit BpeBinding(std::unique_ptr<api::BpeTokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
+
+  // text → {ids: Int32Array, pieces: string[]}
+  val encode(const std::string& text) const {
+    return guarded([&] {
+      const api::BpeEncoding enc = tokenizer_->encode(text);
+      val out = val::object();
+      out.set("ids", val(emscripten::typed_memory_view(enc.ids.size(), enc.ids.data())).call<val>("slice"));
+      val pieces = val::array();
+      for (const auto& p : enc.pieces) pieces.call<void>("push", p);
+      out.set("pieces", pieces);
+      return out;
+    });
+  }
+  std::string decode(const val& ids) const {
+    return guarded([&] { return tokenizer_->decode(emscripten::convertJSArrayToNumberVector<int>(ids)); });
+  }
+  double vocab_size() const { return static_cast<double>(tokenizer_->vocab_size()); }
+  double num_merges() const { return static_cast<double>(tokenizer_->num_merges()); }
+  std::string to_json() const {
+    return guarded([&] { return tokenizer_->to_json(); });
+  }
+
+ private:
+  std::unique_ptr<api::BpeTokenizer> tokenizer_;
+};
+
+BpeBinding* bpe_from_text(const std::string& vocab, const std::string& merges) {
+  return guarded([&] { return new BpeBinding(api::BpeTokenizer::from_text(vocab, merges)); });
+}
+BpeBinding* bpe_from_json(const std::string& json_text) {
+  return guarded([&] { return new BpeBinding(api::BpeTokenizer::from_json(json_text)); });
+}
+BpeBinding* bpe_learn(const val& lines, int num_merges, int min_frequency) {
+  return guarded([&] {
+    std::vector<std::string> text;
+    const std::size_t n = lines["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) text.push_back(lines[i].as<std::string>());
+    api::BpeLearnParams params;
+    params.num_merges = num_merges;
+    params.min_frequency = min_frequency;
+    return new BpeBinding(api::BpeTokenizer::learn(text, params));
+  });
+}
+
+val tokenize_words(const std::string& text) {
+  return guarded([&] {
+    val out = val::array();
+    for (const auto& t : api::tokenize_words(text)) out.call<void>("push", t);
+    return out;
+  });
+}
+
+std::string version() { return api::version(); }
+std::string simd_backend() { return api::simd_backend(); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens) {
+  emscripten::function("version", &version);
+  emscripten::function("simdBackend", &simd_backend);
+  emscripten::function("listOps", &list_ops);
+  emscripten::function("runOp", &run_op);
+  emscripten::class_<KvCacheBinding>("MultiHeadKvCache")
+      .constructor(&make_kv_cache, emscripten::allow_raw_pointers())
+      .function("append", &KvCacheBinding::append)
+      .function("attend", &KvCacheBinding::attend)
+      .function("length", &KvCacheBinding::length)
+      .function("capacity", &KvCacheBinding::capacity)
+      .function("clear", &KvCacheBinding::clear);
+  emscripten::class_<BpeBinding>("BpeTokenizer")
+      .class_function("fromText", &bpe_from_text, emscripten::allow_raw_pointers())
+      .class_function("fromJson", &bpe_from_json, emscripten::allow_raw_pointers())
+      .class_function("learn", &bpe_learn, emscripten::allow_raw_pointers())
+      .function("encode", &BpeBinding::encode)
+      .function("decode", &BpeBinding::decode)
+      .function("vocabSize", &BpeBinding::vocab_size)
+      .function("numMerges", &BpeBinding::num_merges)
+      .function("toJson", &BpeBinding::to_json);
+  emscripten::function("tokenizeWords", &tokenize_words);
+}

@@ -1,0 +1,96 @@
+// Loads the attnlens WebAssembly module once and hands it to the rest of the package (attention.js today, the
+// pipeline() API of DESIGN.md section 5 later). Works unchanged in Node 20, browsers, workers and bundlers:
+//
+// - The .wasm is located with new URL('./dist/attnlens.wasm', import.meta.url), the pattern bundlers (Vite,
+//   webpack 5) recognise and rewrite; callers may override it with init({ wasmUrl }) or init({ wasmBinary }).
+// - The Emscripten factory is built for web/worker only (wasm/CMakeLists.txt), because 3.1.6's Node path uses
+//   require/__dirname, which an ES module lacks. Under Node we read the file ourselves and pass `wasmBinary`;
+//   Node's fetch() cannot read file: URLs, so this is the one Node-specific branch.
+import createAttnlensModule from './dist/attnlens.js';
+
+const DEFAULT_WASM_URL = new URL('./dist/attnlens.wasm', import.meta.url);
+
+const isNode =
+  typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
+  typeof process.versions.node === 'string' && typeof window === 'undefined';
+
+let modulePromise = null;
+let wasmModule = null;
+
+async function readWasmBinary(url) {
+  if (isNode && url.protocol === 'file:') {
+    // A variable specifier keeps bundlers from trying to pull node:fs into a browser build.
+    const fsName = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsName);
+    try {
+      return await readFile(url);
+    } catch (err) {
+      throw new Error(`attnlens: cannot read the WebAssembly module at ${url.href} (${err.message}). ` +
+        'Build it with `npm run build:wasm`, or pass init({ wasmUrl }) / init({ wasmBinary }).');
+    }
+  }
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`attnlens: fetching the WebAssembly module from ${url.href} failed with HTTP ${response.status}. ` +
+      'Serve wasm/dist/attnlens.wasm next to the package, or pass init({ wasmUrl }) / init({ wasmBinary }).');
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+function toUrl(value) {
+  if (value instanceof URL) return value;
+  if (typeof value === 'string') {
+    const base = typeof location === 'object' && location !== null && location.href ? location.href : import.meta.url;
+    return new URL(value, base);
+  }
+  throw new TypeError('attnlens: init({ wasmUrl }) must be a URL or a string');
+}
+
+/**
+ * Loads and instantiates the WebAssembly module. Idempotent: later calls return the same module (their options
+ * are ignored once loading has started).
+ * @param {{ wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array }} [options]
+ */
+export function init(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('attnlens: init(options) expects an object such as { wasmUrl } or { wasmBinary }');
+  }
+  if (!modulePromise) {
+    modulePromise = (async () => {
+      let binary = options.wasmBinary;
+      if (binary instanceof ArrayBuffer) binary = new Uint8Array(binary);
+      if (binary !== undefined && !(binary instanceof Uint8Array)) {
+        throw new TypeError('attnlens: init({ wasmBinary }) must be an ArrayBuffer or a Uint8Array');
+      }
+      if (binary === undefined) {
+        binary = await readWasmBinary(options.wasmUrl === undefined ? DEFAULT_WASM_URL : toUrl(options.wasmUrl));
+      }
+      const printErr = (text) => console.error(`attnlens: ${text}`);
+      wasmModule = await createAttnlensModule({ wasmBinary: binary, printErr, print: printErr });
+      return wasmModule;
+    })();
+    // A failed load may be retried (e.g. after the caller fixes wasmUrl).
+    modulePromise.catch(() => {
+      modulePromise = null;
+    });
+  }
+  return modulePromise;
+}
+
+/** The instantiated module; throws a clear Error when init() has not finished. */
+export function getModule() {
+  if (!wasmModule) {
+    throw new Error('attnlens: the WebAssembly module is not loaded yet; `await init()` before calling attention ops');
+  }
+  return wasmModule;
+}
+
+export function isReady() {
+  return wasmModule !== null;
+}
+
+/** Library version, the SIMD path of the kernels ("wasm-simd128") and the current WASM heap size in bytes. */
+export function info() {
+  const m = getModule();
+  return { version: m.version(), simd: m.simdBackend(), heapBytes: m.HEAP8.buffer.byteLength };
+}

@@ -1,0 +1,205 @@
+// Types for the attnlens package (wasm/index.js). The op docs were written from listOps(); tests/node checks that
+// this file declares exactly the ops of OP_NAMES.
+
+/** A dense row-major float32 tensor; data.length equals the product of dims ([] or [1] for a scalar). */
+export interface Tensor {
+  dims: number[];
+  data: Float32Array;
+}
+
+/** Named tensors, with the names of the golden files tests/goldens/attention/<op>.json. */
+export type Tensors = Record<string, Tensor>;
+
+/** JSON-serialisable op params (sizes, flags, seeds). Unknown keys are an error. */
+export type Params = Record<string, number | boolean | string | number[]>;
+
+export interface InitOptions {
+  /** Where to fetch attnlens.wasm from (default: new URL('./dist/attnlens.wasm', import.meta.url)). */
+  wasmUrl?: string | URL;
+  /** The module's bytes, when the caller already has them (takes precedence over wasmUrl). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+/** Loads the WebAssembly module once; call (and await) before any attention op. */
+export function init(options?: InitOptions): Promise<unknown>;
+export function isReady(): boolean;
+/** Library version, the kernels' SIMD path ("wasm-simd128") and the WASM heap size in bytes. */
+export function info(): { version: string; simd: string; heapBytes: number };
+
+export interface OpInfo {
+  name: string;
+  family: 'score' | 'alignment' | 'context' | 'composite';
+  formula: string;
+  paper: string;
+  inputs: string[];
+  optionalInputs: string[];
+  outputs: string[];
+  /** JSON text describing the params the op reads, with their defaults. */
+  params: string;
+}
+
+export type OpName =
+  | 'score_dot'
+  | 'score_scaled_dot'
+  | 'score_general'
+  | 'score_additive'
+  | 'score_cosine'
+  | 'score_location'
+  | 'align_soft'
+  | 'align_local_m'
+  | 'align_local_p'
+  | 'align_hard_argmax'
+  | 'align_hard_sample'
+  | 'soft_context'
+  | 'key_value_attention'
+  | 'multi_head_attention'
+  | 'structured_self_attention'
+  | 'relation_self_attention'
+  | 'co_attention_parallel'
+  | 'co_attention_max_pooled'
+  | 'co_attention_alternating'
+  | 'attention_over_attention'
+  | 'hierarchical_attention'
+  | 'pointer_attention'
+  | 'coverage_attention'
+  | 'coverage_penalty'
+  | 'position_weighted_memory'
+  | 'visual_soft_attention'
+  | 'doubly_stochastic_penalty';
+
+export const OP_NAMES: readonly OpName[];
+export function listOps(): OpInfo[];
+/** Builds a tensor; dims default to [data.length]. */
+export function tensor(data: Float32Array | ArrayLike<number>, dims?: number[]): Tensor;
+
+export interface MultiHeadKvCacheWeights {
+  in_proj_weight: Tensor;   // [3E, E]
+  in_proj_bias?: Tensor;    // [3E]
+  out_proj_weight: Tensor;  // [E, E]
+  out_proj_bias?: Tensor;   // [E]
+}
+
+/** Multi-head attention with an incremental key/value cache. Holds WASM memory: call dispose(). */
+export class MultiHeadKvCache {
+  constructor(weights: MultiHeadKvCacheWeights, params?: { num_heads?: number; capacity?: number });
+  /** key, value: [n, E] or [E]. */
+  append(key: Tensor, value: Tensor): void;
+  /** query [n_q, E] → out [n_q, E], weights [H, n_q, length]. */
+  attend(query: Tensor, options?: { causal?: boolean }): { out: Tensor; weights: Tensor };
+  readonly length: number;
+  readonly capacity: number;
+  readonly disposed: boolean;
+  clear(): void;
+  dispose(): void;
+}
+
+export interface AttentionCatalogue {
+  /** Runs any op by its snake_case name. */
+  run(op: OpName | string, inputs: Tensors, params?: Params): Tensors;
+  listOps(): OpInfo[];
+  tensor: typeof tensor;
+  MultiHeadKvCache: typeof MultiHeadKvCache;
+  /** s(q,k) = qᵀk (Luong et al. 2015).
+   *  inputs: q[n_q,d], keys[n_k,d] → scores[n_q,n_k]; params: {} */
+  scoreDot(inputs: Tensors, params?: Params): Tensors;
+  /** s(q,k) = qᵀk / √d (Vaswani et al. 2017).
+   *  inputs: q[n_q,d], keys[n_k,d] → scores[n_q,n_k]; params: {} */
+  scoreScaledDot(inputs: Tensors, params?: Params): Tensors;
+  /** s(q,k) = qᵀ W k (Luong et al. 2015).
+   *  inputs: q[n_q,d_q], w[d_q,d_k], keys[n_k,d_k] → scores[n_q,n_k]; params: {} */
+  scoreGeneral(inputs: Tensors, params?: Params): Tensors;
+  /** s(q,k) = vᵀ tanh(W q + U k + b) (Bahdanau et al. 2014).
+   *  inputs: q[n_q,d_q], keys[n_k,d_k], w[d_att,d_q], u[d_att,d_k], v[d_att]; optional: bias[d_att] → scores[n_q,n_k], keys_proj[n_k,d_att]; params: {} */
+  scoreAdditive(inputs: Tensors, params?: Params): Tensors;
+  /** s(q,k) = qᵀk / (max(‖q‖,ε)·max(‖k‖,ε)) (Graves et al. 2014).
+   *  inputs: q[n_q,d], keys[n_k,d] → scores[n_q,n_k]; params: {"eps": 1e-8} */
+  scoreCosine(inputs: Tensors, params?: Params): Tensors;
+  /** a = softmax(W_a q)  (no keys are read) (Luong et al. 2015).
+   *  inputs: q[n_q,d_q], w_a[n_max,d_q] → scores[n_q,n_k], weights[n_q,n_k]; params: {"n_k": "rows of w_a"} */
+  scoreLocation(inputs: Tensors, params?: Params): Tensors;
+  /** α_ij = exp(s_ij) / Σ_j' exp(s_ij')  over unmasked keys (Bahdanau et al. 2014; Luong et al. 2015).
+   *  inputs: scores[n_q,n_k]; optional: key_keep[n_k], keep[n_q,n_k] → weights[n_q,n_k]; params: {"causal": false} */
+  alignSoft(inputs: Tensors, params?: Params): Tensors;
+  /** α = softmax(s) over [t − D, t + D], 0 elsewhere (Luong et al. 2015).
+   *  inputs: scores[n_k]; optional: key_keep[n_k] → weights[n_k]; params: {"t": "required", "D": "required"} */
+  alignLocalM(inputs: Tensors, params?: Params): Tensors;
+  /** p = S·σ(v_pᵀ tanh(W_p q));  α_s = softmax(s)_s · exp(−(s − p)² / 2σ²), σ = D/2 (Luong et al. 2015).
+   *  inputs: scores[n_k]; optional: q[d_q], w_p[d_att,d_q], v_p[d_att], key_keep[n_k] → weights[n_k], p[1]; params: {"D": "required", "p": "only without q, w_p, v_p"} */
+  alignLocalP(inputs: Tensors, params?: Params): Tensors;
+  /** α = onehot(argmax_i α_i) (Xu et al. 2015).
+   *  inputs: weights[n] → one_hot[n], index[1]; params: {} */
+  alignHardArgmax(inputs: Tensors, params?: Params): Tensors;
+  /** s ~ Multinoulli(α)  (SplitMix64 RNG, inverse CDF) (Xu et al. 2015).
+   *  inputs: weights[n] → samples[draws]; params: {"seed": 0, "draws": 1} */
+  alignHardSample(inputs: Tensors, params?: Params): Tensors;
+  /** c_i = Σ_j α_ij v_j (Bahdanau et al. 2014).
+   *  inputs: weights[n_q,n_k], values[n_k,d_v] → context[n_q,d_v]; params: {} */
+  softContext(inputs: Tensors, params?: Params): Tensors;
+  /** α_i = softmax_j s(q_i, k_j);  c_i = Σ_j α_ij v_j (Daniluk et al. 2017).
+   *  inputs: q[n_q,d_k], keys[n_k,d_k], values[n_k,d_v]; optional: key_keep[n_k], keep[n_q,n_k] → weights[n_q,n_k], context[n_q,d_v]; params: {"score": "scaled_dot", "causal": false} */
+  keyValueAttention(inputs: Tensors, params?: Params): Tensors;
+  /** Concat(head_1..h) Wᴼ,  head_i = softmax(Q W_iᵠ (K W_iᴷ)ᵀ / √d_h) V W_iⱽ (Vaswani et al. 2017).
+   *  inputs: query[n_q,E], key[n_k,E], value[n_k,E], in_proj_weight[3E,E], out_proj_weight[E,E]; optional: in_proj_bias[3E], out_proj_bias[E], key_keep[n_k], keep[n_q,n_k] → out[n_q,E], weights[H,n_q,n_k]; params: {"num_heads": "required", "causal": false} */
+  multiHeadAttention(inputs: Tensors, params?: Params): Tensors;
+  /** A = softmax(W_s2 tanh(W_s1 Hᵀ)),  M = A H,  P = ‖A Aᵀ − I‖²_F (Lin et al. 2017).
+   *  inputs: h[T,d_h], w_s1[d_a,d_h], w_s2[r,d_a]; optional: key_keep[T] → a[r,T], m[r,d_h], penalty[1]; params: {} */
+  structuredSelfAttention(inputs: Tensors, params?: Params): Tensors;
+  /** A_i· = softmax_j σ(tanh(w_gᵀ[x_i;x_j] + b_g)),  r_i = Σ_j A_ij f([x_i;x_j]),  s = mean_i r_i (Kim 2018 (seed 003); Santoro et al. 2017).
+   *  inputs: x[T,d], w_f1[d_f,2d], w_f2[d_f,d_f], w_g[2d]; optional: b_f1[d_f], b_f2[d_f], b_g[1] → a[T,T], word[T,d_f], sentence[d_f]; params: {} */
+  relationSelfAttention(inputs: Tensors, params?: Params): Tensors;
+  /** C = tanh(Qᵀ W_b V);  H_v = tanh(W_v V + (W_q Q) C);  a_v = softmax(w_hvᵀ H_v)  (and for Q) (Lu et al. 2016).
+   *  inputs: v[N,d], q[T,d], w_b[d,d], w_v[k,d], w_q[k,d], w_hv[k], w_hq[k] → affinity[T,N], a_v[N], a_q[T], v_hat[d], q_hat[d]; params: {} */
+  coAttentionParallel(inputs: Tensors, params?: Params): Tensors;
+  /** C = tanh(Qᵀ W_b V);  a_v = softmax(max over T of C);  a_q = softmax(max over N of C) (dos Santos et al. 2016 (attentive pooling)).
+   *  inputs: v[N,d], q[T,d], w_b[d,d] → affinity[T,N], a_v[N], a_q[T], v_hat[d], q_hat[d]; params: {} */
+  coAttentionMaxPooled(inputs: Tensors, params?: Params): Tensors;
+  /** H = tanh(W_x X + (W_g g) 1ᵀ);  a_x = softmax(w_hxᵀ H);  x̂ = Σ a_x x  (3 steps: Q, V, Q) (Lu et al. 2016).
+   *  inputs: v[N,d], q[T,d], w_x1[k,d], w_hx1[k], w_x2[k,d], w_g2[k,d], w_hx2[k], w_x3[k,d], w_g3[k,d], w_hx3[k]; optional: w_g1[k,d] → a_s[T], s_hat[d], a_v[N], v_hat[d], a_q[T], q_hat[d]; params: {} */
+  coAttentionAlternating(inputs: Tensors, params?: Params): Tensors;
+  /** M = D Qᵀ;  α = column-softmax(M);  β = row-softmax(M), averaged over rows;  s = α β (Cui et al. 2017).
+   *  inputs: doc[n,d], query[m,d] → matching[n,m], alpha[n,m], beta[n,m], beta_avg[m], s[n]; params: {} */
+  attentionOverAttention(inputs: Tensors, params?: Params): Tensors;
+  /** u_it = tanh(W_w h_it + b_w);  α_it = softmax_t(u_itᵀ u_w);  s_i = Σ_t α_it h_it;  then the same over sentences with u_s (Yang et al. 2016).
+   *  inputs: words[ΣT,d], w_word[d_att,d], u_word[d_att], w_sent[d_att,d], u_sent[d_att]; optional: b_word[d_att], b_sent[d_att] → word_alpha[ΣT], sentence_vectors[L,d], sentence_alpha[L], document[d]; params: {"sentence_lengths": "required, e.g. [5, 3]"} */
+  hierarchicalAttention(inputs: Tensors, params?: Params): Tensors;
+  /** p(c_i) = softmax_j(vᵀ tanh(W x_j + U h_i)) (Vinyals et al. 2015).
+   *  inputs: decoder[n_q,d_q], encoder[n,d_k], w[d_att,d_q], u[d_att,d_k], v[d_att]; optional: bias[d_att], key_keep[n] → probs[n_q,n], pointers[n_q]; params: {} */
+  pointerAttention(inputs: Tensors, params?: Params): Tensors;
+  /** s_tj = vᵀ tanh(W q_t + U k_j + w_c c_tj + b),  c_t = Σ_{t'<t} α_t' (Tu et al. 2016).
+   *  inputs: queries[T,d_q], keys[n_k,d_k], w[d_att,d_q], u[d_att,d_k], v[d_att], w_c[d_att]; optional: bias[d_att], key_keep[n_k] → weights[T,n_k], coverage[n_k]; params: {} */
+  coverageAttention(inputs: Tensors, params?: Params): Tensors;
+  /** cp = β Σ_j log(min(Σ_t α_tj, 1)) (Wu et al. 2016 (GNMT); Tu et al. 2016).
+   *  inputs: weights[T,S] → penalty[1]; params: {"beta": 0} */
+  coveragePenalty(inputs: Tensors, params?: Params): Tensors;
+  /** m_i = e_i ⊙ l_i (Models 1, 2), e_i + l_i (3), e_i ⊙ σ(l_i) (4);  α = softmax(tanh(w_attᵀ[m_i; v_a] + b_att)) (Tang et al. 2016).
+   *  inputs: embeddings[T,d], aspect[d], w_att[2d]; optional: locations[T], location_vectors[T,d] → memory[T,d], alpha[T], out[d]; params: {"model": "required, 1-4", "hop": 1, "b_att": 0} */
+  positionWeightedMemory(inputs: Tensors, params?: Params): Tensors;
+  /** e_i = vᵀ tanh(W h + U a_i + b);  α = softmax(e);  β = σ(w_βᵀ h + b_β);  z = β Σ α_i a_i (Xu et al. 2015).
+   *  inputs: features[N,d_a], h[d_h], w[d_att,d_h], u[d_att,d_a], v[d_att]; optional: bias[d_att], w_beta[d_h] → alpha[N], beta[1], context[d_a]; params: {"b_beta": 0} */
+  visualSoftAttention(inputs: Tensors, params?: Params): Tensors;
+  /** λ Σ_i (1 − Σ_t α_ti)² (Xu et al. 2015).
+   *  inputs: alphas[T,N] → penalty[1]; params: {"lambda": 1} */
+  doublyStochasticPenalty(inputs: Tensors, params?: Params): Tensors;
+}
+
+export const attention: AttentionCatalogue;
+
+/** The engine's byte-safe BPE tokenizer (Sennrich 2016, SentencePiece-style "▁"). Holds WASM memory: dispose(). */
+export class BpeTokenizer {
+  private constructor(handle: unknown);
+  /** From the contents of PREFIX.vocab and PREFIX.merges. */
+  static fromText(vocabText: string, mergesText: string): BpeTokenizer;
+  /** From the bundle form {type: "bpe", vocab, merges} (object or JSON text). */
+  static fromJSON(json: string | { type: 'bpe'; vocab: string[]; merges: string[] }): BpeTokenizer;
+  static learn(lines: string[], options?: { num_merges?: number; min_frequency?: number }): BpeTokenizer;
+  encode(text: string): { ids: Int32Array; pieces: string[] };
+  decode(ids: Int32Array | number[]): string;
+  readonly vocabSize: number;
+  readonly numMerges: number;
+  readonly disposed: boolean;
+  toJSON(): { type: 'bpe'; vocab: string[]; merges: string[] };
+  dispose(): void;
+}
+
+/** SST-2 (Penn Treebank) word tokenizer: tokenizeWords("It's fine.") → ["it", "'s", "fine", "."]. */
+export function tokenizeWords(text: string): string[];

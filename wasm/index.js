@@ -1,0 +1,10 @@
+// attnlens — the package's public ESM entry (`import { attention, init } from 'attnlens'`).
+//
+// Layout, so each part can grow on its own:
+//   core.js       loads the WebAssembly module once (init, getModule, info)
+//   attention.js  the mechanism catalogue as functions over {dims, data} tensors, and MultiHeadKvCache
+//   text.js       the engine's tokenizers (BpeTokenizer, tokenizeWords)
+//   (next)        pipeline.js with pipeline(task, model, opts) of DESIGN.md section 5, re-exported here
+export { init, info, isReady } from './core.js';
+export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attention.js';
+export { BpeTokenizer, tokenizeWords } from './text.js';
