@@ -1,0 +1,196 @@
+"""Fast self-checks of the captioning recipe (no datasets, no training; about 10 s on one core):
+  /usr/bin/python3 models/training/captioning/test_recipe.py
+Each check raises AssertionError with a message when it fails.
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bundle  # noqa: E402
+import mobilenet  # noqa: E402
+import sat  # noqa: E402
+import shapes  # noqa: E402
+import text  # noqa: E402
+
+
+def check_tokenize_and_bleu():
+    assert text.tokenize("A dog, running.") == ["a", "dog", ",", "running", "."]
+    itos = text.build_vocab([["a", "dog"], ["a", "cat"], ["a"]], min_count=2)
+    assert itos == sat.SPECIALS + ["a"], itos
+    stoi = {w: i for i, w in enumerate(itos)}
+    assert text.encode(["a", "dog"], stoi, 10) == [sat.START, 4, sat.UNK, sat.END]
+    s = text.bleu_scores(["a dog runs on the grass ."], [["a dog runs on the grass .", "a dog ."]])
+    assert abs(s["bleu4"] - 100.0) < 1e-9, s
+    s = text.bleu_scores(["a cat sits on a mat"], [["a dog runs on the grass ."]])
+    assert s["bleu4"] < 1e-6 and 0 < s["bleu1"] < 100, s
+
+
+def check_shapes_generator():
+    # deterministic: the same (seed, index) gives the same pixels and caption
+    a, ma = shapes.make_scene(7, 3)
+    b, mb = shapes.make_scene(7, 3)
+    assert np.array_equal(a, b) and ma == mb
+    assert a.shape == (224, 224, 3) and a.dtype == np.uint8
+    counts = {1: 0, 2: 0, 3: 0}
+    for i in range(60):
+        px, m = shapes.make_scene(11, i)
+        objs = m["objects"]
+        counts[len(objs)] += 1
+        toks = m["caption"].split()
+        assert len(toks) == len(m["word_objects"])
+        # objects are listed left to right, boxes are apart, inside the image, and sized by their size word
+        xs = [(o["box"][0] + o["box"][2]) / 2 for o in objs]
+        assert xs == sorted(xs)
+        for k, o in enumerate(objs):
+            x0, y0, x1, y1 = o["box"]
+            assert 0 <= x0 < x1 <= 224 and 0 <= y0 < y1 <= 224
+            lo, hi = shapes.SIZES[o["size"]]
+            assert lo <= x1 - x0 <= hi and x1 - x0 == y1 - y0
+            # the object's colour dominates the centre of its box (the triangle's centre is inside it too)
+            cy, cx = (y0 + y1) // 2, (x0 + x1) // 2
+            centre = px[cy, cx].astype(int)
+            want = np.array(shapes.COLOURS[o["colour"]])
+            assert np.abs(centre - want).max() <= 21, (m["id"], o, centre)
+            for o2 in objs[k + 1:]:
+                a_, b_ = o["box"], o2["box"]
+                apart = a_[2] + 6 <= b_[0] or b_[2] + 6 <= a_[0] or a_[3] + 6 <= b_[1] or b_[3] + 6 <= a_[1]
+                assert apart, m["id"]
+        # every colour/shape word belongs to the object whose phrase it is in
+        k = -1
+        for w, owner in zip(toks, m["word_objects"]):
+            if w == "a":
+                k += 1
+            if w in shapes.COLOUR_WORDS:
+                assert objs[owner]["colour"] == w and owner == k
+            if w in shapes.SHAPE_WORDS:
+                assert objs[owner]["shape"] == w and owner == k
+        # relations follow the rule in shapes.py
+        for r, (p, q) in zip(m["relations"], zip(objs, objs[1:])):
+            dx = (q["box"][0] + q["box"][2]) / 2 - (p["box"][0] + p["box"][2]) / 2
+            dy = (q["box"][1] + q["box"][3]) / 2 - (p["box"][1] + p["box"][3]) / 2
+            assert dx >= 40
+            assert {"left of": dx >= 1.5 * abs(dy), "above": dy >= 1.5 * dx, "below": -dy >= 1.5 * dx}[r]
+    assert all(v > 5 for v in counts.values()), counts
+
+
+def check_safetensors_roundtrip():
+    t = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1.5, -2], np.float16),
+         "c": np.zeros((0, 4), np.float32)}
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "x.safetensors")
+        bundle.write_safetensors(p, t)
+        raw = open(p, "rb").read()
+        n = int.from_bytes(raw[:8], "little")
+        assert n % 8 == 0
+        back = bundle.read_safetensors(p)
+    assert list(back) == list(t)
+    for k in t:
+        assert back[k].dtype == t[k].dtype and np.array_equal(back[k], t[k])
+
+
+def check_decoders():
+    torch.manual_seed(0)
+    m = sat.ShowAttendTell(30, feat_dim=40, proj_dim=16, embed_dim=8, hidden_dim=12, att_dim=10)
+    m.eval()
+    feats = torch.randn(3, 49, 40)
+    g = sat.greedy_decode(m, feats, max_len=7)
+    for i in range(3):
+        b = sat.beam_decode(m, feats[i], beam=1, max_len=7)
+        assert b["tokens"] == g[i]["tokens"], (b["tokens"], g[i]["tokens"])
+        assert torch.allclose(b["alphas"], g[i]["alphas"])
+        assert torch.allclose(g[i]["alphas"].sum(1), torch.ones(len(g[i]["alphas"])))
+    # beam search never scores worse than greedy on its own objective (sum of log-probabilities)
+    for i in range(3):
+        b3 = sat.beam_decode(m, feats[i], beam=4, max_len=7)
+        lp = torch.log_softmax(g[i]["logits"], 1)
+        ids = g[i]["tokens"] + ([sat.END] if len(g[i]["logits"]) > len(g[i]["tokens"]) else [])
+        greedy_score = float(sum(lp[t, w] for t, w in enumerate(ids)))
+        if len(ids) == len(g[i]["logits"]) and ids[-1] == sat.END:
+            assert b3["score"] >= greedy_score - 1e-5, (b3["score"], greedy_score)
+    # teacher forcing computes the same logits as stepping by hand
+    cap = torch.tensor([[sat.START, 5, 6, sat.END]])
+    with torch.no_grad():
+        p = m.feat_proj(feats[:1])
+        lg, al = m(p, cap)
+        pp, keys, h, c = m.encode(feats[:1])
+        for t in range(3):
+            l1, a1, _, h, c = m.step(pp, keys, h, c, cap[:, t])
+            assert torch.allclose(l1, lg[:, t], atol=1e-6) and torch.allclose(a1, al[:, t], atol=1e-6)
+    loss, ce, reg = sat.caption_loss(lg, al, cap, 1.0)
+    want_reg = float(((1 - al[0].sum(0)) ** 2).sum())
+    assert abs(float(reg) - want_reg) < 1e-5 and abs(float(loss) - float(ce) - want_reg) < 1e-5
+
+
+def check_pca():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(200, 3))
+    mix = rng.normal(size=(3, 10))
+    x = (base @ mix + 5.0).reshape(40, 5, 10).astype(np.float16)
+    w, b, explained = sat.pca_projection(x, 3)
+    assert explained > 0.999, explained
+    rows = torch.from_numpy(x.reshape(-1, 10).astype(np.float32))
+    p = rows @ w.T + b
+    assert abs(float(p.mean())) < 1e-2  # centred
+    assert torch.allclose(w @ w.T, torch.eye(3), atol=1e-4)  # orthonormal directions
+
+
+def check_grounding_metric():
+    import eval_shapes
+    hits = total = 0
+    for i in range(30):
+        _, m = shapes.make_scene(5, i)
+        toks = m["caption"].split()
+        # oracle attention: one-hot at the cell holding the centre of the word's object -> always inside the box
+        al = torch.zeros(len(toks), 49)
+        for t, owner in enumerate(m["word_objects"]):
+            x0, y0, x1, y1 = m["objects"][max(owner, 0)]["box"]
+            al[t, int((y0 + y1) / 2 // 32) * 7 + int((x0 + x1) / 2 // 32)] = 1
+        g = eval_shapes.grounding(toks, al, m["objects"])
+        assert len(g) == sum(w in shapes.COLOUR_WORDS or w in shapes.SHAPE_WORDS for w in toks)
+        assert all(c and o for _, c, o in g), (m["caption"], g)
+        # attention on a cell far from every object's box misses
+        far = torch.zeros(len(toks), 49)
+        for t in range(len(toks)):
+            best = max(range(49), key=lambda c: min(abs((c % 7 + 0.5) * 32 - (o["box"][0] + o["box"][2]) / 2) +
+                                                    abs((c // 7 + 0.5) * 32 - (o["box"][1] + o["box"][3]) / 2)
+                                                    for o in m["objects"]))
+            far[t, best] = 1
+        g2 = eval_shapes.grounding(toks, far, m["objects"])
+        hits += sum(c for _, c, _ in g2)
+        total += len(g2)
+    assert hits == 0, (hits, total)
+    # words of a phrase beyond the scene's objects count as misses
+    _, m = shapes.make_scene(5, 0)
+    toks = m["caption"].split() + ["left", "of", "a", "red", "circle"]
+    g = eval_shapes.grounding(toks, torch.full((len(toks), 49), 1 / 49), m["objects"])
+    assert g[-1] == ("circle", False, False) and g[-2] == ("red", False, False)
+
+
+def check_preprocess():
+    # grey and RGB inputs, tiny and non-square; output always [3, 224, 224] in [-1, 1]
+    for px in [np.full((1, 1), 255, np.uint8), np.zeros((5, 3, 3), np.uint8),
+               np.random.default_rng(1).integers(0, 256, (31, 17, 4)).astype(np.uint8)]:
+        x = mobilenet.preprocess_rgba(px)
+        assert x.shape == (3, 224, 224) and float(x.min()) >= -1 and float(x.max()) <= 1
+    x = mobilenet.preprocess_rgba(np.full((1, 1), 255, np.uint8))
+    assert torch.allclose(x, torch.ones_like(x))
+    for bad in [np.zeros((0, 4, 4), np.uint8), np.zeros((4, 4, 2), np.uint8), np.zeros((4, 4, 3), np.float32)]:
+        try:
+            mobilenet.preprocess_rgba(bad)
+        except ValueError:
+            continue
+        raise AssertionError("bad input accepted: %r" % (bad.shape,))
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    for name, fn in list(globals().items()):
+        if name.startswith("check_") and callable(fn):
+            fn()
+            print("ok", name)
+    print("all recipe checks passed")
