@@ -1,0 +1,115 @@
+"""Checks of the recipe's building blocks (seconds of CPU, no dataset needed):
+  /usr/bin/python3 models/training/sentiment/test_common.py
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import export  # noqa: E402
+from word_vectors import ptb_like_tokens  # noqa: E402
+
+SMALL = {
+    "selfattn-classifier": dict(architecture="selfattn-classifier", vocab_size=40, emb_dim=6, lstm_hidden=5,
+                                att_hidden=4, hops=3, mlp_hidden=7),
+    "relation-classifier": dict(architecture="relation-classifier", vocab_size=40, emb_dim=6, rel_hidden=5,
+                                att_hidden=4, mlp_hidden=7),
+}
+
+
+def test_padding_does_not_change_outputs():
+    # a sentence alone and the same sentence padded inside a batch must give the same logits and attention
+    for cfg in SMALL.values():
+        torch.manual_seed(0)
+        model = common.build_model(cfg).eval()
+        ids = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]])
+        lengths = torch.tensor([5, 3])
+        with torch.no_grad():
+            logits, att = model(ids, lengths)
+            alone, att_alone = model(ids[1:, :3], lengths[1:])
+        assert torch.allclose(logits[1], alone[0], atol=1e-6), cfg["architecture"]
+        if cfg["architecture"] == "selfattn-classifier":
+            assert torch.allclose(att[1, :, :3], att_alone[0], atol=1e-6)
+            assert float(att[1, :, 3:].abs().max()) == 0.0
+        else:
+            assert torch.allclose(att[1, :3, :3], att_alone[0], atol=1e-6)
+            assert float(att[1, 3:].abs().max()) == 0.0 and float(att[1, :, 3:].abs().max()) == 0.0
+
+
+def test_attention_rows_sum_to_one():
+    for cfg in SMALL.values():
+        torch.manual_seed(1)
+        model = common.build_model(cfg).eval()
+        with torch.no_grad():
+            _, att = model(torch.tensor([[3, 4, 5, 6]]), torch.tensor([4]))
+        assert torch.allclose(att.sum(-1), torch.ones_like(att.sum(-1)), atol=1e-6)
+
+
+def test_relation_attention_is_sigmoid_then_softmax():
+    # α_ij = softmax_j(σ(s_ij)) with σ ∈ (0, 1): within a row, max/min ≤ e
+    torch.manual_seed(2)
+    model = common.build_model(SMALL["relation-classifier"]).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(20)  # large scores: the bound must still hold
+        _, att = model(torch.tensor([[3, 4, 5, 6, 7]]), torch.tensor([5]))
+    ratio = att[0].max(dim=1).values / att[0].min(dim=1).values
+    assert float(ratio.max()) <= np.e + 1e-5
+
+
+def test_penalty_matches_definition():
+    a = torch.tensor([[[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]])
+    # A Aᵀ = [[0.5, 0], [0, 1]] -> ‖AAᵀ − I‖²_F = 0.25
+    assert abs(float(common.SelfAttnClassifier.penalty(a)) - 0.25) < 1e-7
+
+
+def test_explicit_forward_matches_model():
+    for cfg, fn in [(SMALL["selfattn-classifier"], export.explicit_selfattn),
+                    (SMALL["relation-classifier"], export.explicit_relation)]:
+        torch.manual_seed(3)
+        model = common.build_model(cfg).eval()
+        ids = [4, 9, 1, 17, 2, 33]
+        with torch.no_grad():
+            logits, att = model(torch.tensor([ids]), torch.tensor([len(ids)]))
+        e_logits, e_att, _ = fn(model, torch.tensor(ids))
+        assert float((logits[0].double() - e_logits).abs().max()) < 1e-5
+        assert float((att[0].double() - e_att).abs().max()) < 1e-5
+
+
+def test_safetensors_round_trip_and_layout():
+    tensors = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1.5, -2], dtype=np.float16)}
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "w.safetensors")
+        common.save_safetensors(path, tensors)
+        raw = open(path, "rb").read()
+        hlen = int.from_bytes(raw[:8], "little")
+        assert (8 + hlen) % 8 == 0 and len(raw) == 8 + hlen + 24 + 4
+        back = common.load_safetensors(path)
+    for k, v in tensors.items():
+        assert back[k].dtype == v.dtype and np.array_equal(back[k], v)
+
+
+def test_ptb_like_tokens():
+    assert ptb_like_tokens("I don't think it's GOOD, can't you see?") == \
+        ["i", "do", "n't", "think", "it", "'s", "good", ",", "ca", "n't", "you", "see", "?"]
+
+
+def test_vocab_order_and_specials():
+    rows = [("b a a".split(), 1), ("c b a".split(), 0)]
+    assert common.build_vocab(rows, 1) == ["<pad>", "<unk>", "a", "b", "c"]
+    assert common.build_vocab(rows, 2) == ["<pad>", "<unk>", "a", "b"]
+    assert common.encode(["a", "zzz"], {"a": 2}) == [2, common.UNK_ID]
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    for name, fn in tests:
+        fn()
+        print("ok", name)
+    print(f"{len(tests)} passed")

@@ -1,0 +1,158 @@
+"""Train an SST-2 sentiment model (selfattn: BiLSTM + Lin 2017 structured self-attention; relation: seed 003
+relation-network self-attention). Selection on the GLUE dev set: the best dev checkpoint is kept.
+
+Run (always under the team's training lock, two threads):
+  nohup flock /tmp/attnlens-train.lock /usr/bin/python3 models/training/sentiment/train.py \
+      --model selfattn --vectors models/training/sentiment/cache/vec_ppmi200.npy --max-minutes 14 \
+      --run models/training/sentiment/runs/selfattn > LOG 2>&1 &
+A run directory holds last.pt (resume with --resume) and best.pt (best dev accuracy), plus log.jsonl.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+DEFAULTS = {
+    "selfattn": dict(architecture="selfattn-classifier", emb_dim=200, lstm_hidden=150, att_hidden=100, hops=4,
+                     mlp_hidden=300),
+    "relation": dict(architecture="relation-classifier", emb_dim=200, rel_hidden=128, att_hidden=64,
+                     mlp_hidden=128),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=sorted(DEFAULTS), required=True)
+    ap.add_argument("--run", required=True, help="run directory (checkpoints, log)")
+    ap.add_argument("--data-dir", default=common.DEFAULT_DATA_DIR)
+    ap.add_argument("--vectors", default=None, help=".npy from word_vectors.py (rows = vocabulary ids)")
+    ap.add_argument("--min-count", type=int, default=2)
+    ap.add_argument("--emb-dim", type=int, default=None)
+    ap.add_argument("--hops", type=int, default=None)
+    ap.add_argument("--penalty", type=float, default=0.1, help="coefficient of ‖AAᵀ−I‖²_F (selfattn)")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--emb-lr-scale", type=float, default=1.0, help="learning-rate factor for the embedding")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--evals-per-epoch", type=int, default=4)
+    ap.add_argument("--max-minutes", type=float, required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="torch threads; on an oversubscribed machine 1 is far faster (OpenMP threads wait on "
+                         "each other when one is descheduled: measured >10x more CPU per step with 2)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    os.makedirs(args.run, exist_ok=True)
+    t_start = time.time()
+
+    train = common.read_sst2(os.path.join(args.data_dir, "sst2", "train.tsv"))
+    dev = common.read_sst2(os.path.join(args.data_dir, "sst2", "dev.tsv"))
+    vocab = common.build_vocab(train, args.min_count)
+    stoi = {w: i for i, w in enumerate(vocab)}
+    train_enc = [(common.encode(t, stoi), y) for t, y in train]
+    dev_enc = [(common.encode(t, stoi), y) for t, y in dev]
+
+    cfg = dict(DEFAULTS[args.model], vocab_size=len(vocab))
+    if args.emb_dim:
+        cfg["emb_dim"] = args.emb_dim
+    if args.hops:
+        cfg["hops"] = args.hops
+    model = common.build_model(cfg)
+    if args.vectors:
+        vec = torch.from_numpy(np.load(args.vectors))
+        if tuple(vec.shape) != tuple(model.embedding.weight.shape):
+            raise SystemExit(f"--vectors shape {tuple(vec.shape)} != embedding {tuple(model.embedding.weight.shape)}")
+        with torch.no_grad():
+            model.embedding.weight.copy_(vec)
+    n_params = sum(p.numel() for p in model.parameters())
+    emb_params = [model.embedding.weight]
+    other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
+    opt = torch.optim.Adam([{"params": other}, {"params": emb_params, "lr": args.lr * args.emb_lr_scale}],
+                           lr=args.lr)
+
+    state = dict(epoch=0, step=0, best_dev=-1.0, best_step=-1, train_seconds=0.0)
+    last = os.path.join(args.run, "last.pt")
+    if args.resume and os.path.exists(last):
+        ck = torch.load(last)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        state = ck["state"]
+        print(f"resumed from {last}: {state}", flush=True)
+    meta = dict(cfg=cfg, args=vars(args), vocab=vocab, n_params=n_params, command=" ".join(sys.argv))
+    print(json.dumps({k: v for k, v in meta.items() if k != "vocab"}), flush=True)
+
+    def save(path):
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), state=state, meta=meta), path)
+
+    budget = args.max_minutes * 60
+    done = False
+    log = open(os.path.join(args.run, "log.jsonl"), "a")
+    while state["epoch"] < args.epochs and not done:
+        # one generator per epoch, so a resumed run rebuilds the same batch order and skips what it has seen
+        gen = torch.Generator().manual_seed(args.seed * 1000 + state["epoch"])
+        batches = common.make_batches(train_enc, args.batch_size, shuffle=True, generator=gen)
+        start = state.get("batch_in_epoch", 0)
+        eval_every = max(1, len(batches) // args.evals_per_epoch)
+        t_seg = time.time()
+        tot_loss = tot_pen = 0.0
+        nb = 0
+        for bi in range(start, len(batches)):
+            model.train()
+            ids, lengths, labels = common.collate(train_enc, batches[bi])
+            logits, att = model(ids, lengths)
+            loss = F.cross_entropy(logits, labels)
+            pen = torch.zeros(())
+            if args.model == "selfattn" and args.penalty > 0:
+                pen = common.SelfAttnClassifier.penalty(att)
+                loss = loss + args.penalty * pen
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            state["step"] += 1
+            tot_loss += float(loss)
+            tot_pen += float(pen)
+            nb += 1
+            last_batch = bi == len(batches) - 1
+            out_of_time = state["train_seconds"] + time.time() - t_seg > budget
+            if (bi + 1) % eval_every == 0 or last_batch or out_of_time:
+                state["train_seconds"] += time.time() - t_seg
+                t_seg = time.time()
+                acc = common.accuracy(model, dev_enc)
+                rec = dict(epoch=state["epoch"], batch=bi + 1, step=state["step"], loss=tot_loss / nb,
+                           penalty=tot_pen / nb, dev_acc=acc, train_minutes=state["train_seconds"] / 60)
+                tot_loss = tot_pen = 0.0
+                nb = 0
+                print(json.dumps(rec), flush=True)
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                state["batch_in_epoch"] = 0 if last_batch else bi + 1
+                if last_batch:
+                    state["epoch"] += 1
+                if acc > state["best_dev"]:
+                    state["best_dev"], state["best_step"] = acc, state["step"]
+                    save(os.path.join(args.run, "best.pt"))
+                save(last)
+                t_seg = time.time()
+                if out_of_time:
+                    done = True
+                    break
+    print(f"finished: best dev {state['best_dev']:.4f} at step {state['best_step']}, "
+          f"train {state['train_seconds'] / 60:.1f} min, wall {(time.time() - t_start) / 60:.1f} min, "
+          f"params {n_params}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
