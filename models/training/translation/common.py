@@ -1,0 +1,237 @@
+"""Shared pieces of the Multi30k de->en recipes: data, the project's BPE (through attnlens-cli), batching,
+BLEU (DESIGN.md section 6) and a small safetensors reader/writer (numpy + struct; no PyPI package here).
+
+Token-id conventions (fixed by the project's BPE, src/text): <pad>=0, <unk>=1, <s>=2, </s>=3.
+  source ids  = bpe(src) + [</s>]
+  target in   = [<s>] + bpe(tgt)          (teacher forcing)
+  target out  = bpe(tgt) + [</s>]
+"""
+import gzip
+import json
+import math
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+from collections import Counter
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "data", "multi30k")
+CACHE_DIR = os.path.join(HERE, "cache")
+RUNS_DIR = os.path.join(HERE, "runs")
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+SPLITS = ("train", "val", "test_2016_flickr")
+
+
+# ---------------------------------------------------------------- data
+def read_lines(data_dir, split, lang):
+    path = os.path.join(data_dir, f"{split}.{lang}.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+# ---------------------------------------------------------------- BPE via the engine's CLI
+def find_cli(explicit=None):
+    """The attnlens-cli binary: --cli, $ATTNLENS_CLI, or the first one found in a build dir of the repo."""
+    candidates = [explicit, os.environ.get("ATTNLENS_CLI")]
+    for build in ("build-translation", "build"):
+        for sub in ("", "src/cli", "bin"):
+            candidates.append(os.path.join(REPO, build, sub, "attnlens-cli"))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise SystemExit("attnlens-cli not found: build it with `cmake -S . -B build-translation -DCMAKE_BUILD_TYPE=Release"
+                     " && cmake --build build-translation -j2 --target attnlens-cli`, or pass --cli PATH")
+
+
+def bpe_learn(cli, merges, files, prefix, min_frequency=None):
+    cmd = [cli, "bpe", "learn", "--merges", str(merges), "--output", prefix]
+    if min_frequency is not None:
+        cmd += ["--min-frequency", str(min_frequency)]
+    subprocess.run(cmd + list(files), check=True)
+
+
+def bpe_encode_ids(cli, prefix, lines):
+    """Encode lines with the project's BPE; returns a list of id lists (no BOS/EOS added)."""
+    text = "".join(line.replace("\n", " ") + "\n" for line in lines)
+    out = subprocess.run([cli, "bpe", "encode", "--model", prefix, "--ids"], input=text.encode("utf-8"),
+                         stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
+    if out and out[-1] == "":
+        out = out[:-1]
+    if len(out) != len(lines):
+        raise RuntimeError(f"bpe encode returned {len(out)} lines for {len(lines)} inputs")
+    return [[int(t) for t in line.split()] for line in out]
+
+
+def bpe_encode_pieces(cli, prefix, lines):
+    text = "".join(line.replace("\n", " ") + "\n" for line in lines)
+    out = subprocess.run([cli, "bpe", "encode", "--model", prefix], input=text.encode("utf-8"),
+                         stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
+    if out and out[-1] == "":
+        out = out[:-1]
+    return [line.split() for line in out]
+
+
+def bpe_decode_ids(cli, prefix, id_lists):
+    """Detokenize id lists (specials are the caller's to strip) with the project's BPE."""
+    text = "".join(" ".join(str(i) for i in ids) + "\n" for ids in id_lists)
+    out = subprocess.run([cli, "bpe", "decode", "--model", prefix, "--ids"], input=text.encode("utf-8"),
+                         stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
+    if out and out[-1] == "":
+        out = out[:-1]
+    if len(out) != len(id_lists):
+        raise RuntimeError(f"bpe decode returned {len(out)} lines for {len(id_lists)} inputs")
+    return out
+
+
+def vocab_size(prefix):
+    """Number of entries in PREFIX.vocab (one piece per line, line number = id)."""
+    with open(prefix + ".vocab", encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def bpe_prefix(merges):
+    return os.path.join(CACHE_DIR, f"bpe{merges}", "joint")
+
+
+def load_encoded(merges, data_dir, cli=None):
+    """Encoded corpus {split: (src_ids, tgt_ids)} for the joint BPE with `merges` merges, cached as JSON.
+    The BPE is learned on train.de + train.en only (never on val/test)."""
+    prefix = bpe_prefix(merges)
+    cache = prefix + ".encoded.json"
+    if os.path.isfile(cache):
+        with open(cache) as f:
+            enc = json.load(f)
+        return prefix, {k: (v[0], v[1]) for k, v in enc.items()}
+    cli = find_cli(cli)
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    if not os.path.isfile(prefix + ".merges"):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for lang in ("de", "en"):
+                p = os.path.join(tmp, f"train.{lang}")
+                with open(p, "w", encoding="utf-8") as f:
+                    f.write("\n".join(read_lines(data_dir, "train", lang)) + "\n")
+                files.append(p)
+            bpe_learn(cli, merges, files, prefix)
+    enc = {}
+    for split in SPLITS:
+        enc[split] = (bpe_encode_ids(cli, prefix, read_lines(data_dir, split, "de")),
+                      bpe_encode_ids(cli, prefix, read_lines(data_dir, split, "en")))
+    with open(cache, "w") as f:
+        json.dump(enc, f)
+    return prefix, enc
+
+
+# ---------------------------------------------------------------- batching
+def make_batches(src, tgt, max_tokens, rng=None, max_len=None):
+    """Token-bucketed batches: sentences sorted by (source, target) length, cut so that
+    batch_size * max(padded src, padded tgt) <= max_tokens; batch order shuffled by `rng` (deterministic)."""
+    idx = list(range(len(src)))
+    if max_len is not None:
+        idx = [i for i in idx if len(src[i]) + 1 <= max_len and len(tgt[i]) + 1 <= max_len]
+    if rng is not None:
+        rng.shuffle(idx)  # random order among equal lengths, then a stable sort
+    idx.sort(key=lambda i: (len(src[i]), len(tgt[i])))
+    batches, cur, cur_max = [], [], 0
+    for i in idx:
+        longest = max(cur_max, len(src[i]) + 1, len(tgt[i]) + 1)
+        if cur and longest * (len(cur) + 1) > max_tokens:
+            batches.append(cur)
+            cur, longest = [], max(len(src[i]) + 1, len(tgt[i]) + 1)
+        cur.append(i)
+        cur_max = longest
+    if cur:
+        batches.append(cur)
+    if rng is not None:
+        rng.shuffle(batches)
+    return batches
+
+
+def pad_batch(seqs, prefix=None, suffix=None):
+    import torch
+    rows = [([prefix] if prefix is not None else []) + list(s) + ([suffix] if suffix is not None else []) for s in seqs]
+    n = max(len(r) for r in rows)
+    out = torch.full((len(rows), n), PAD, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = torch.tensor(r, dtype=torch.long)
+    return out
+
+
+# ---------------------------------------------------------------- BLEU (DESIGN.md section 6)
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+def bleu_tokens(text, lowercase=True):
+    return _TOKEN_RE.findall(text.lower() if lowercase else text)
+
+
+def corpus_bleu(hyps, refs, lowercase=True):
+    """BLEU-4 (nltk corpus_bleu, default weights, no smoothing) x 100, one reference per line."""
+    import warnings
+    from nltk.translate.bleu_score import corpus_bleu as nltk_bleu
+    warnings.filterwarnings("ignore", message=r"\s*The hypothesis contains 0 counts", category=UserWarning)
+    h = [bleu_tokens(x, lowercase) for x in hyps]
+    r = [[bleu_tokens(x, lowercase)] for x in refs]
+    return 100.0 * nltk_bleu(r, h)
+
+
+# ---------------------------------------------------------------- safetensors (format: 8-byte LE header length,
+# JSON header {name: {dtype, shape, data_offsets:[begin,end)}}, raw little-endian tensors)
+_DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+
+
+def write_safetensors(path, tensors, metadata=None):
+    header, blobs, offset = {}, [], 0
+    for name, arr in tensors.items():
+        arr = np.ascontiguousarray(arr)
+        dtype = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16", np.dtype(np.int64): "I64",
+                 np.dtype(np.int32): "I32"}[arr.dtype]
+        data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hbytes += b" " * ((8 - len(hbytes) % 8) % 8)  # keeps tensor data 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for b in blobs:
+            f.write(b)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        arr = np.frombuffer(raw[base + b:base + e], dtype=np.dtype(_DT[info["dtype"]]).newbyteorder("<"))
+        out[name] = arr.reshape(info["shape"]).copy()
+    return out, header.get("__metadata__", {})
+
+
+def set_seed(seed):
+    import torch
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def copy_tokenizer(prefix, out_dir):
+    shutil.copyfile(prefix + ".vocab", os.path.join(out_dir, "bpe.vocab"))
+    shutil.copyfile(prefix + ".merges", os.path.join(out_dir, "bpe.merges"))
