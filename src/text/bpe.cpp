@@ -59,20 +59,6 @@ std::string cp_to_utf8(char32_t cp) {
   return s;
 }
 
-// Splits contents into lines, accepting "\n" and "\r\n" endings and a missing final newline.
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnlens::text {
 
@@ -33,5 +34,9 @@ std::string sanitize_utf8(std::string_view bytes);
 //   kWord:  everything else — letters of every script (umlauts, ß, accents), digits, combining marks.
 enum class CharClass { kSpace, kWord, kPunct };
 CharClass classify(char32_t cp);
+
+// Splits file contents into lines, accepting "\n" and "\r\n" endings and a missing final newline. The views
+// point into `text`.
+std::vector<std::string_view> split_lines(std::string_view text);
 
 }  // namespace attnlens::text

@@ -244,19 +244,6 @@ class Tokenizer {
   bool quote_open_ = false;
 };
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
 
 }  // namespace
 
@@ -281,7 +268,8 @@ WordVocab WordVocab::from_tokens(std::vector<std::string> tokens, const std::str
 }
 
 WordVocab WordVocab::from_text(std::string_view text, const std::string& unk_token, const std::string& source) {
-  return from_tokens(split_lines(text), unk_token, source);
+  const auto lines = split_lines(text);
+  return from_tokens(std::vector<std::string>(lines.begin(), lines.end()), unk_token, source);
 }
 
 WordVocab WordVocab::load(const std::string& path, const std::string& unk_token) {
