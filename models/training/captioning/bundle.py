@@ -14,7 +14,6 @@ header padded with spaces to a multiple of 8), then raw little-endian data.
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -25,46 +24,15 @@ sys.path.insert(0, HERE)
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
 
-DTYPES = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
-NP2ST = {np.dtype(v): k for k, v in DTYPES.items()}
+sys.path.insert(0, os.path.dirname(HERE))
+import safetensors_io  # noqa: E402  (models/training/)
 
-
-def write_safetensors(path, tensors, metadata=None):
-    """tensors: dict name -> numpy array (kept in insertion order)."""
-    header = {}
-    off = 0
-    blobs = []
-    for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr)
-        b = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-        header[name] = {"dtype": NP2ST[arr.dtype], "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    hj = json.dumps(header, separators=(",", ":")).encode()
-    hj += b" " * ((8 - len(hj) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hj)))
-        f.write(hj)
-        for b in blobs:
-            f.write(b)
+DTYPES = safetensors_io.DTYPES
+write_safetensors = safetensors_io.write_safetensors
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        dt = np.dtype(DTYPES[info["dtype"]]).newbyteorder("<")
-        out[name] = np.frombuffer(raw[base + b:base + e], dtype=dt).reshape(info["shape"]).copy()
-    return out
+    return safetensors_io.read_safetensors(path)[0]
 
 
 def export_bundle(ckpt_path, out_dir, name, task, encoder_dtype="F32", decoder_dtype="F16", include_classifier=True,

@@ -12,7 +12,7 @@ Conventions used by both models (and by the bundle's config.json):
 
 import json
 import os
-import struct
+import sys
 from collections import Counter
 
 import numpy as np
@@ -20,6 +20,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402  (models/training/)
 
 PAD, UNK = "<pad>", "<unk>"
 PAD_ID, UNK_ID = 0, 1
@@ -223,46 +226,12 @@ def accuracy(model, encoded, batch_size=256):
 
 # ----------------------------------------------------------------------------------------- safetensors
 
-_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
-
-
 def save_safetensors(path, tensors, metadata=None):
-    """tensors: dict name -> np.ndarray (float32/float16/int64/int32). Format: u64 LE header length, JSON header
-    {name: {dtype, shape, data_offsets:[begin,end)}}, then the raw little-endian bytes in header order."""
-    header, blobs, offset = {}, [], 0
-    inv = {np.dtype(v): k for k, v in _DTYPES.items()}
-    for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr)
-        dtype = inv[arr.dtype]
-        raw = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hjson += b" " * (-len(hjson) % 8)  # pad so tensor data starts 8-byte aligned (allowed by the format)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for raw in blobs:
-            f.write(raw)
+    write_safetensors(path, tensors, metadata)
 
 
 def load_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (hlen,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + hlen].decode("utf-8"))
-    base = 8 + hlen
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        arr = np.frombuffer(data[base + b:base + e], dtype=np.dtype(_DTYPES[info["dtype"]]).newbyteorder("<"))
-        out[name] = arr.reshape(info["shape"]).astype(_DTYPES[info["dtype"]])
-    return out
+    return read_safetensors(path)[0]
 
 
 # ---------------------------------------------------------------------------------------------- bundles

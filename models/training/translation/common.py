@@ -13,11 +13,14 @@ import os
 import random
 import re
 import shutil
-import struct
 import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -181,48 +184,6 @@ def corpus_bleu(hyps, refs, lowercase=True):
     h = [bleu_tokens(x, lowercase) for x in hyps]
     r = [[bleu_tokens(x, lowercase)] for x in refs]
     return 100.0 * nltk_bleu(r, h)
-
-
-# ---------------------------------------------------------------- safetensors (format: 8-byte LE header length,
-# JSON header {name: {dtype, shape, data_offsets:[begin,end)}}, raw little-endian tensors)
-_DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
-
-
-def write_safetensors(path, tensors, metadata=None):
-    header, blobs, offset = {}, [], 0
-    for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr)
-        dtype = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16", np.dtype(np.int64): "I64",
-                 np.dtype(np.int32): "I32"}[arr.dtype]
-        data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hbytes += b" " * ((8 - len(hbytes) % 8) % 8)  # keeps tensor data 8-byte aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hbytes)))
-        f.write(hbytes)
-        for b in blobs:
-            f.write(b)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        arr = np.frombuffer(raw[base + b:base + e], dtype=np.dtype(_DT[info["dtype"]]).newbyteorder("<"))
-        out[name] = arr.reshape(info["shape"]).copy()
-    return out, header.get("__metadata__", {})
 
 
 def set_seed(seed):
