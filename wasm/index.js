@@ -4,7 +4,10 @@
 //   core.js       loads the WebAssembly module once (init, getModule, info)
 //   attention.js  the mechanism catalogue as functions over {dims, data} tensors, and MultiHeadKvCache
 //   text.js       the engine's tokenizers (BpeTokenizer, tokenizeWords)
-//   (next)        pipeline.js with pipeline(task, model, opts) of DESIGN.md section 5, re-exported here
+//   pipeline.js   pipeline(task, model, opts) of DESIGN.md section 5; tasks in pipelines/<task>.js
+//   models.js     where bundles live (env), fetching, progress and the browser cache
 export { init, info, isReady } from './core.js';
 export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attention.js';
 export { BpeTokenizer, tokenizeWords } from './text.js';
+export { pipeline, listTasks, TASKS } from './pipeline.js';
+export { env, loadBundle } from './models.js';

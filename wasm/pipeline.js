@@ -1,0 +1,70 @@
+// pipeline(task, model, options): the transformers.js-shaped entry of DESIGN.md section 5.
+//
+//   const classify = await pipeline('sentiment-analysis', 'sst2-selfattn', { progress_callback });
+//   const out = await classify('a charming and often affecting journey');
+//   classify.dispose();
+//
+// This file only resolves the task and the bundle; each task lives in wasm/pipelines/<task>.js, loaded on first use
+// (a static import() string, so bundlers split it out), and turns the bundle's bytes into an engine object.
+import { init } from './core.js';
+import { loadBundle } from './models.js';
+
+export const TASKS = Object.freeze({
+  'sentiment-analysis': {
+    defaultModel: 'sst2-selfattn',
+    models: ['sst2-selfattn', 'sst2-relation'],
+    load: async () => (await import('./pipelines/sentiment.js')).createSentimentPipeline,
+  },
+  translation: {
+    defaultModel: 'de-en-transformer',
+    models: ['de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'],
+    load: async () => (await import('./pipelines/translation.js')).createTranslationPipeline,
+  },
+  'image-to-text': {
+    defaultModel: 'flickr8k-mobilenet',
+    models: ['flickr8k-mobilenet', 'shapes'],
+    load: async () => (await import('./pipelines/captioning.js')).createCaptioningPipeline,
+  },
+});
+
+const ALIASES = { 'text-classification': 'sentiment-analysis', 'sentiment': 'sentiment-analysis', 'image-captioning': 'image-to-text' };
+
+// Options pipeline() itself reads; the rest are passed to the task's factory, which rejects names it does not know.
+const LOAD_OPTIONS = ['progress_callback', 'local_files_only', 'model_base_url', 'cache', 'wasm'];
+
+/**
+ * @param {string} task 'sentiment-analysis' | 'translation' | 'image-to-text'
+ * @param {string | URL | object} [model] a bundle name, a bundle folder (URL or path), or a bundle from loadBundle()
+ * @param {object} [options] { progress_callback, local_files_only, model_base_url, cache, wasm: { wasmUrl, wasmBinary } }
+ */
+export async function pipeline(task, model, options = {}) {
+  if (typeof task !== 'string') throw new TypeError('attnlens: pipeline(task, model, options): task must be a string');
+  const name = ALIASES[task] ?? task;
+  const spec = TASKS[name];
+  if (!spec) {
+    throw new Error(`attnlens: unknown task "${task}"; expected one of: ${Object.keys(TASKS).join(', ')}`);
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('attnlens: pipeline options must be an object');
+  }
+  if (options.progress_callback !== undefined && typeof options.progress_callback !== 'function') {
+    throw new TypeError('attnlens: progress_callback must be a function');
+  }
+  const factoryOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !LOAD_OPTIONS.includes(k)));
+  await init(options.wasm ?? {});
+  const loadFactory = spec.load().catch((err) => {
+    throw new Error(`attnlens: the ${name} task is not available in this build of the package (${err.message})`);
+  });
+  loadFactory.catch(() => {}); // reported below, after the bundle's own checks
+  const bundle = await loadBundle(model ?? spec.defaultModel, options);
+  if (typeof bundle.config.task === 'string' && bundle.config.task !== name) {
+    throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${name}`);
+  }
+  const factory = await loadFactory;
+  return factory(bundle, factoryOptions);
+}
+
+/** Task names and their bundled models, for choosers in apps. */
+export function listTasks() {
+  return Object.entries(TASKS).map(([task, spec]) => ({ task, defaultModel: spec.defaultModel, models: [...spec.models] }));
+}
