@@ -7,6 +7,8 @@
 // sample is the headline number and the fastest sample is shown beside it (on a shared, loaded machine the fastest
 // is the closer estimate of the uncontended speed). tfjs timings include dataSync(), i.e. the result is read back.
 // FLOPs: 2·m·n·k per call.
+// Sentiment (bench_sentiment): sentences/s over SST-2 dev for each SST-2 bundle, natively and in WASM (--no-sentiment).
+// Captioning (bench_captioning): images/s, encoder and decoder separately, natively and in WASM (--no-captioning).
 //
 //   node bench/run.mjs [--reps N] [--json FILE] [--no-build]
 // Speed numbers come from here, never from timed unit tests (DESIGN.md section 6).
@@ -93,6 +95,106 @@ async function benchTfjs() {
 const fmt = (x) => (x === undefined || Number.isNaN(x) ? '—' : x.toFixed(1));
 const both = (row) => (row ? `${fmt(row.gflops)} (${fmt(row.gflops_best ?? row.gflops)})` : '—');
 
+// ---- translation: sentences per second over test_2016_flickr, greedy and beam 4, native and WASM, per bundle ----
+// (bench/cpp/bench_translation.cpp). Input: ../shared/data/multi30k/test_2016_flickr.de.gz when present, else the
+// committed golden sentences of models/de-en-transformer. --translation-limit N translates the first N only;
+// --no-translation skips this part, --no-kernels the GEMM part.
+const TRANSLATION_MODELS = ['de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'];
+
+async function translationInput() {
+  const { gunzipSync } = await import('node:zlib');
+  const { readFileSync } = await import('node:fs');
+  const gz = path.join(ROOT, '..', 'shared', 'data', 'multi30k', 'test_2016_flickr.de.gz');
+  const outDir = path.join(ROOT, 'out');
+  mkdirSync(outDir, { recursive: true });
+  if (existsSync(gz)) {
+    const file = path.join(outDir, 'bench-translation-test_2016_flickr.de.txt');
+    writeFileSync(file, gunzipSync(readFileSync(gz)));
+    return { file, source: 'test_2016_flickr (1,000 sentences)' };
+  }
+  const golden = JSON.parse(readFileSync(path.join(ROOT, 'models', 'de-en-transformer', 'golden.json'), 'utf8'));
+  const file = path.join(outDir, 'bench-translation-golden.de.txt');
+  writeFileSync(file, golden.cases.map((c) => c.source).join('\n') + '\n');
+  return { file, source: `the ${golden.cases.length} golden sentences of de-en-transformer (../shared/data missing)` };
+}
+
+async function benchTranslation() {
+  const models = TRANSLATION_MODELS.filter((m) => existsSync(path.join(ROOT, 'models', m, 'config.json')));
+  const input = await translationInput();
+  const { file } = input;
+  const limit = argValue('--translation-limit', null);
+  const source = limit ? `the first ${limit} sentences of ${input.source}` : input.source;
+  const common = ['--input', file, '--beams', '1,4', ...(limit ? ['--limit', limit] : [])];
+  // --native-build DIR / --wasm-build DIR: other build trees than build/ and build-wasm/ (with --no-build).
+  const nativeBin = path.join(ROOT, argValue('--native-build', 'build'), 'bench_translation');
+  const wasmJs = path.join(ROOT, argValue('--wasm-build', 'build-wasm'), 'bench_translation.js');
+  const rows = [];
+  for (const model of models) {
+    const dir = path.join(ROOT, 'models', model);
+    const native = runBenchBinary(nativeBin, ['--model', dir, ...common], `native translation ${model}`);
+    const wasm = runBenchBinary(process.execPath, [wasmJs, '--model', dir, ...common], `WASM translation ${model}`);
+    for (const beams of [1, 4]) {
+      rows.push({ model, beams, native: native.find((r) => r.beams === beams), wasm: wasm.find((r) => r.beams === beams) });
+    }
+  }
+  console.log(`\nTranslation, sentences/s over ${source}, one thread, no attention maps; higher is better`);
+  console.log('| model | decoding | native | WASM SIMD (Node) |');
+  console.log('| --- | --- | --- | --- |');
+  for (const r of rows) {
+    console.log(`| ${r.model} | ${r.beams === 1 ? 'greedy' : `beam ${r.beams}`} | ${fmt(r.native?.sentences_per_second)} ` +
+      `(${r.native?.backend ?? '—'}) | ${fmt(r.wasm?.sentences_per_second)} |`);
+  }
+  return { source, rows };
+}
+
+// ---- sentiment: sentences per second over SST-2 dev (872 sentences), raw text → label + attention map, per bundle,
+// native and WASM (bench/cpp/bench_sentiment.cpp). Without ../shared/data the bundles' golden sentences are timed.
+// --no-sentiment skips this part.
+const SENTIMENT_MODELS = ['sst2-selfattn', 'sst2-relation'];
+
+function benchSentiment() {
+  const models = SENTIMENT_MODELS.filter((m) => existsSync(path.join(ROOT, 'models', m, 'config.json')));
+  const common = ['--models', 'models', '--data', path.join('..', 'shared', 'data', 'sst2', 'dev.tsv'), '--reps', '5',
+    ...models.flatMap((m) => ['--model', m])];
+  const native = runBenchBinary(path.join(ROOT, 'build', 'bench_sentiment'), common, 'native sentiment');
+  const wasm = runBenchBinary(process.execPath, [path.join(ROOT, 'build-wasm', 'bench_sentiment.js'), ...common],
+    'WASM sentiment');
+  const rows = models.map((model) => ({ model, native: native.find((r) => r.model === model), wasm: wasm.find((r) => r.model === model) }));
+  const data = rows[0]?.native?.data === 'sst2-dev' ? 'SST-2 dev (872 sentences)' : 'the golden sentences (../shared/data missing)';
+  console.log(`\nSentiment, sentences/s over ${data}, one thread, with the attention map; median of 5 passes (fastest in parentheses)`);
+  console.log('| model | native | WASM SIMD (Node) | load ms native / WASM | dev accuracy native / WASM |');
+  console.log('| --- | --- | --- | --- | --- |');
+  const acc = (row) => (row && row.accuracy >= 0 ? `${(100 * row.accuracy).toFixed(2)}%` : '—');
+  for (const r of rows) {
+    console.log(`| ${r.model} | ${fmt(r.native?.sentences_per_s)} (${fmt(r.native?.sentences_per_s_best)}, ${r.native?.backend ?? '—'}) ` +
+      `| ${fmt(r.wasm?.sentences_per_s)} (${fmt(r.wasm?.sentences_per_s_best)}) | ${fmt(r.native?.load_ms)} / ${fmt(r.wasm?.load_ms)} ` +
+      `| ${acc(r.native)} / ${acc(r.wasm)} |`);
+  }
+  return { data, rows };
+}
+
+// ---- captioning: images per second, encoder (pixels → preprocessing → MobileNetV2 grid) and decoder (grid →
+// caption + attention, greedy and beam 3) separately, native and WASM (bench/cpp/bench_captioning.cpp), over the four
+// committed 224×224 sanity images. Without an exported models/flickr8k-mobilenet the tiny test decoder is timed.
+// --no-captioning skips this part.
+function benchCaptioning() {
+  const common = ['--model', path.join('models', 'flickr8k-mobilenet'), '--reps', '5'];
+  const native = runBenchBinary(path.join(ROOT, 'build', 'bench_captioning'), common, 'native captioning');
+  const wasm = runBenchBinary(process.execPath, [path.join(ROOT, 'build-wasm', 'bench_captioning.js'), ...common],
+    'WASM captioning');
+  const key = (r) => `${r.part}${r.beams ? ` (${r.beams === 1 ? 'greedy' : `beam ${r.beams}`})` : ''}`;
+  const rows = native.map((n) => ({ part: key(n), native: n, wasm: wasm.find((w) => key(w) === key(n)) }));
+  console.log(`
+Captioning (${native[0]?.model ?? '—'}), images/s over 4 images of 224×224, one thread; median of 5 passes (fastest in parentheses)`);
+  console.log('| part | native | WASM SIMD (Node) |');
+  console.log('| --- | --- | --- |');
+  for (const r of rows) {
+    console.log(`| ${r.part} | ${fmt(r.native?.images_per_s)} (${fmt(r.native?.images_per_s_best)}, ${r.native?.backend ?? '—'}) ` +
+      `| ${fmt(r.wasm?.images_per_s)} (${fmt(r.wasm?.images_per_s_best)}) |`);
+  }
+  return { model: native[0]?.model, rows };
+}
+
 async function main() {
   if (!args.includes('--no-build')) {
     buildTree('native');
@@ -102,6 +204,14 @@ async function main() {
   const wasmJs = path.join(ROOT, 'build-wasm', 'bench_kernels.js');
   for (const f of [nativeBin, wasmJs]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: bench/cpp/bench_kernels.cpp did not build`);
+  }
+  if (args.includes('--no-kernels')) {
+    const translation = args.includes('--no-translation') ? null : await benchTranslation();
+    const sentiment = args.includes('--no-sentiment') ? null : benchSentiment();
+    const captioning = args.includes('--no-captioning') ? null : benchCaptioning();
+    mkdirSync(path.dirname(JSON_OUT), { recursive: true });
+    writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), node: process.version, translation, sentiment, captioning }, null, 2));
+    return;
   }
   const reps = ['--reps', String(REPS)];
   const native = [];
@@ -129,8 +239,11 @@ async function main() {
   console.log('\nGFLOP/s, median of samples (fastest sample in parentheses); higher is better');
   for (const row of lines) console.log(`| ${row.join(' | ')} |`);
   console.log(`\nnode ${process.version}, ${REPS} samples of ≥ ${MIN_SAMPLE_MS} ms each; goal: WASM GEMM ≥ 1.2× tfjs-backend-wasm`);
+  const translation = args.includes('--no-translation') ? null : await benchTranslation();
+  const sentiment = args.includes('--no-sentiment') ? null : benchSentiment();
+  const captioning = args.includes('--no-captioning') ? null : benchCaptioning();
   mkdirSync(path.dirname(JSON_OUT), { recursive: true });
-  writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), node: process.version, reps: REPS, native, wasm, tfjs, summary }, null, 2));
+  writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), node: process.version, reps: REPS, native, wasm, tfjs, summary, translation, sentiment, captioning }, null, 2));
   console.error(`raw results: ${path.relative(process.cwd(), JSON_OUT)}`);
 }
 

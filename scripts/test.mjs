@@ -95,8 +95,10 @@ if (wanted('e2e')) {
   if (files.length) {
     step('browser end-to-end tests (node --test tests/e2e)', () => {
       if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
+      // page.test.mjs (the page, screenshots in tests/e2e/artifacts/) and consumers.test.mjs (npm pack → fresh
+      // Node, Vite and TypeScript projects from tests/consumers/)
       run(process.execPath, ['--test', '--test-concurrency=1', ...files]);
-      return `${files.length} files`;
+      return `${files.length} files; screenshots in tests/e2e/artifacts/`;
     });
   }
 }

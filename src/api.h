@@ -144,3 +144,12 @@ class BpeTokenizer {
 std::vector<std::string> tokenize_words(const std::string& text);
 
 }  // namespace attnlens::api
+
+// Sentence sentiment (SST-2 models) with their attention maps.
+#include "api/sentiment.h"
+
+// Translation (de→en seq2seq bundles) with every attention map: api::Translator.
+#include "api/translation.h"
+
+// Image captioning (MobileNetV2 + Show-Attend-Tell bundles), attention over the grid per word: api::Captioner.
+#include "api/captioning.h"

@@ -203,3 +203,208 @@ export class BpeTokenizer {
 
 /** SST-2 (Penn Treebank) word tokenizer: tokenizeWords("It's fine.") → ["it", "'s", "fine", "."]. */
 export function tokenizeWords(text: string): string[];
+
+// ---------------------------------------------------------------------------------------------------------------
+// pipeline(), env and loadBundle() (DESIGN.md section 5; wasm/pipeline.js, wasm/models.js)
+
+/** One attention map a model computed; data is row-major with the shape `dims`. */
+export interface AttentionMap {
+  /** e.g. 'self-attention', 'pair-attention', 'encoder_self', 'decoder_self', 'cross', 'visual'. */
+  name: string;
+  /** Layer index, or -1 where the model has one attention. */
+  layer: number;
+  /** Head index, or -1 when the map holds all heads (dims [H, …]) or the model has none. */
+  head: number;
+  /** Decoding step, for maps recorded one step at a time. */
+  step?: number;
+  dims: number[];
+  data: Float32Array;
+}
+
+export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text';
+/** Aliases pipeline() also accepts. */
+export type TaskAlias = 'text-classification' | 'sentiment' | 'image-captioning';
+
+/** Download progress of a bundle, reported to progress_callback. */
+export type ProgressInfo =
+  | { name: string; status: 'initiate'; files: string[] }
+  | { name: string; status: 'progress'; file: string; loaded: number; total: number; progress: number }
+  | { name: string; status: 'done'; file: string }
+  | { name: string; status: 'ready'; loaded: number; total: number; progress: number };
+
+export interface LoadOptions {
+  progress_callback?: (info: ProgressInfo) => void;
+  /** Only local files (Node: file paths) or the browser cache; never the network. */
+  local_files_only?: boolean;
+  /** Where bundle names are looked up for this call (default env.modelBaseUrl). */
+  model_base_url?: string | URL;
+  /** Keep downloaded files in the browser's Cache API (default env.useBrowserCache). */
+  cache?: boolean;
+  /** Passed to init() when the module is not loaded yet. */
+  wasm?: InitOptions;
+}
+
+/** A loaded bundle: config.json parsed, and every file it names. */
+export interface Bundle {
+  name: string;
+  url: string | null;
+  config: Record<string, unknown>;
+  configText: string;
+  files: Record<string, Uint8Array>;
+}
+
+/** A bundle name ('sst2-selfattn'), a bundle folder (URL, or a path in Node), or a bundle from loadBundle(). */
+export type ModelRef = string | URL | Bundle;
+
+export interface Pipeline<Input, RunOptions, Output> {
+  (input: Input, options?: RunOptions): Promise<Output>;
+  readonly task: TaskName;
+  /** The bundle name. */
+  readonly model: string;
+  readonly config: Record<string, unknown>;
+  /** Frees the WebAssembly memory; later calls throw. */
+  dispose(): void;
+}
+
+export interface SentimentResult {
+  label: string;
+  score: number;
+  /** The words the model saw ('<unk>' for words outside its vocabulary). */
+  tokens: string[];
+  /** 'self-attention' [hops, T] (sst2-selfattn) or 'pair-attention' [T, T] (sst2-relation). */
+  attentions: AttentionMap[];
+  /** softmax of the logits, one per label (labels[i]); score = the largest. */
+  probabilities: Float32Array;
+  /** The model's label names, e.g. ['NEGATIVE', 'POSITIVE']. */
+  labels: string[];
+  /** Vocabulary ids of `tokens` (1 = '<unk>'). */
+  ids: Int32Array;
+  /** The text had more than max_tokens tokens (default 256); only the first were classified. */
+  truncated: boolean;
+  /** Tokens in the text before truncation. */
+  num_input_tokens: number;
+  [key: string]: unknown;
+}
+/** Per call. Unknown names throw a TypeError. */
+export interface SentimentRunOptions {
+  /** Default true; false leaves `attentions` empty. */
+  output_attentions?: boolean;
+}
+/**
+ * SST-2 sentiment with attention. Input: text (tokenized the SST-2 way: lowercased, punctuation and clitics split
+ * off — "don't" → do n't), UTF-8 bytes, or an array of those. Empty or all-space text rejects with an Error
+ * ("empty input").
+ */
+export interface SentimentPipeline extends Pipeline<string | Uint8Array, SentimentRunOptions, SentimentResult> {
+  (input: string | Uint8Array, options?: SentimentRunOptions): Promise<SentimentResult>;
+  (input: Array<string | Uint8Array>, options?: SentimentRunOptions): Promise<SentimentResult[]>;
+  /** 'selfattn-classifier' or 'relation-classifier'. */
+  readonly architecture: string;
+  readonly labels: string[];
+  /** The most tokens classified (pipeline option max_tokens, 1..1024, default 256). */
+  readonly maxTokens: number;
+  readonly disposed: boolean;
+}
+
+export interface TranslationResult {
+  text: string;
+  source_tokens: string[];
+  target_tokens: string[];
+  /** Cross-attention (target × source) and, for the Transformer, encoder/decoder self-attention per layer. */
+  attentions: AttentionMap[];
+  /** The source was cut to the model's positions (its first max_source_tokens − 1 pieces, then '</s>'). */
+  truncated?: boolean;
+  source_ids?: Int32Array;
+  target_ids?: Int32Array;
+  /** Sum of the log-probabilities of the output tokens. */
+  score?: number;
+  /** The beam width used (1 = greedy). */
+  num_beams?: number;
+  [key: string]: unknown;
+}
+export interface TranslationRunOptions {
+  /** 1 = greedy; default: the bundle's (4). */
+  num_beams?: number;
+  /** Default: 2·|source ids| + 10, within the model's positions. */
+  max_new_tokens?: number;
+  /** Default true. */
+  output_attentions?: boolean;
+  /** GNMT length penalty exponent of beam search (default: the bundle's, 0.6). */
+  alpha?: number;
+  /** GNMT coverage penalty weight (default: the bundle's, 0 = off). */
+  coverage_beta?: number;
+  [option: string]: unknown;
+}
+export interface TranslationPipeline extends Pipeline<string, TranslationRunOptions, TranslationResult> {
+  (input: string, options?: TranslationRunOptions): Promise<TranslationResult>;
+  (input: string[], options?: TranslationRunOptions): Promise<TranslationResult[]>;
+  readonly architecture: string;
+  readonly maxSourceTokens: number;
+}
+
+/**
+ * Pixels, row-major, 8 bits per channel; an ImageData fits. channels: 4 = RGBA with straight alpha (the default;
+ * transparent pixels count as white), 3 = RGB, 1 = grey. data.length must be exactly width·height·channels; sides
+ * 1..65536. In browsers an HTMLImageElement, ImageBitmap, canvas, Blob or image URL works too.
+ */
+export interface ImageInput {
+  data: Uint8ClampedArray | Uint8Array;
+  width: number;
+  height: number;
+  channels?: 1 | 3 | 4;
+}
+export interface CaptionResult {
+  /** The caption: words joined by single spaces. */
+  text: string;
+  /** One entry per decoder step: the words, then '<end>' when the caption finished. */
+  tokens: string[];
+  token_ids?: Int32Array;
+  /**
+   * [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data }]: row t (T = tokens.length) is the attention
+   * over the 7×7 image grid (row-major) while choosing tokens[t]; empty with output_attentions: false.
+   */
+  attentions: AttentionMap[];
+  /** The gate β_t (how much of the attended image feature step t used). */
+  betas?: Float32Array;
+  finished?: boolean;
+  /** Sum of the chosen words' log-probabilities. */
+  score?: number;
+  num_beams?: number;
+  [key: string]: unknown;
+}
+export interface CaptionRunOptions {
+  num_beams?: number;
+  max_new_tokens?: number;
+  output_attentions?: boolean;
+  [option: string]: unknown;
+}
+export type CaptioningPipeline = Pipeline<ImageInput | string | URL, CaptionRunOptions, CaptionResult>;
+
+export interface PipelineOptions extends LoadOptions {
+  /** sentiment-analysis: the most tokens classified (default 256). */
+  max_tokens?: number;
+  [option: string]: unknown;
+}
+
+/** transformers.js-shaped entry: pipeline(task, model?, options?) resolves to a callable model. */
+export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
+export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
+export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;
+
+/** Task names and their bundled models. */
+export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[] }>;
+export const TASKS: Readonly<Record<TaskName, { defaultModel: string; models: string[] }>>;
+
+/** Where bundles are found and how they are cached (global settings). */
+export const env: {
+  /** Base URL (or, in Node, a folder path) under which bundle names are resolved; defaults to the package's models/. */
+  modelBaseUrl: string | URL;
+  /** Keep fetched model files in the browser's Cache API. */
+  useBrowserCache: boolean;
+  cacheName: string;
+  /** When false, nothing is fetched from a server: only local files and the browser cache. */
+  allowRemoteModels: boolean;
+};
+
+/** Fetches config.json and every file it names. */
+export function loadBundle(model: ModelRef, options?: LoadOptions): Promise<Bundle>;

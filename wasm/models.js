@@ -193,7 +193,9 @@ export async function loadBundle(model, options = {}) {
     for (const f of bundleFileNames(model.config)) {
       if (!(model.files[f] instanceof Uint8Array)) throw new Error(`attnlens: the loaded bundle lacks file ${f} (a Uint8Array)`);
     }
-    return { name: model.name ?? model.config.name ?? 'bundle', url: null, config: model.config, configText, files: model.files };
+    const out = { name: model.name ?? model.config.name ?? 'bundle', url: null, config: model.config, configText, files: model.files };
+    if (model.encoder !== undefined) out.encoder = await loadBundle(model.encoder, options);
+    return out;
   }
   const progress = typeof options.progress_callback === 'function' ? options.progress_callback : null;
   const baseUrl = await resolveModelUrl(model, options);
@@ -236,7 +238,15 @@ export async function loadBundle(model, options = {}) {
     report({ status: 'done', file });
   }));
   report({ status: 'ready', loaded: sum(loaded), total: sum(loaded), progress: 100 });
-  return { name: config.name ?? name, url: baseUrl.href, config, configText, files };
+  const out = { name: config.name ?? name, url: baseUrl.href, config, configText, files };
+  // A bundle that shares another one (the captioners name their image encoder: "encoder": {"bundle":
+  // "mobilenet-v2-imagenet"}) gets it loaded from the sibling folder ../<name>/ as `bundle.encoder`.
+  const shared = config.encoder !== null && typeof config.encoder === 'object' ? config.encoder.bundle : undefined;
+  if (shared !== undefined) {
+    checkFileName(shared, 'config.json "encoder.bundle"');
+    out.encoder = await loadBundle(new URL(`../${shared}/`, baseUrl), options);
+  }
+  return out;
 }
 
 /** Bytes of a text file of the bundle as a string (vocabularies). */

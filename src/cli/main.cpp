@@ -5,10 +5,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "api.h"
 #include "common.h"
+#include "image/pnm.h"
 #include "io/bundle.h"
 #include "text/bpe.h"
 #include "text/words.h"
@@ -34,9 +37,38 @@ usage:
   attnlens-cli words tokenize
       stdin lines of raw text -> stdout lines of space-separated tokens in the SST-2 (Penn Treebank, lowercased)
       form: "It's not bad." -> "it 's not bad ."
+  attnlens-cli sentiment --model DIR [--max-tokens N] [--pretokenized] [--no-attention]
+      stdin lines of text -> stdout, one JSON object per line: {"label", "label_index", "score",
+      "probabilities", "tokens", "ids", "truncated", "num_input_tokens", "attention": {"name", "dims", "data"}}.
+      DIR is a sentiment bundle (models/sst2-selfattn, models/sst2-relation). Text is tokenized the SST-2 way
+      (lowercased, punctuation and clitics split: "Don't!" -> do n't !); unknown words show as "<unk>".
+      --pretokenized splits lines on spaces only (lines of SST-2's dev.tsv); --max-tokens N (1..1024, default
+      256) keeps the first N tokens and sets "truncated"; --no-attention leaves out "attention". A line that
+      cannot be classified (an empty line) gives {"error": MESSAGE}; the exit status is then 1 at the end.
   attnlens-cli bundle check DIR
       Load and validate a model bundle (config.json, weights.safetensors: offsets, sizes, dtypes, finite
       weights, known architecture) and list its tensors.
+  attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--max-new-tokens N]
+                        [--json [--attentions]]
+      Translate stdin lines with a translation bundle (e.g. models/de-en-transformer), one output line per input
+      line. Defaults come from the bundle's config (decoding): beams 1 = greedy. --json prints one JSON object
+      per line {text, source_tokens, target_tokens, source_ids, target_ids, truncated, score}; --attentions adds
+      every attention map {name, layer, head, dims, data}.
+  attnlens-cli caption --model DIR [--encoder DIR] [--beams N] [--max-new-tokens N] [--raw-size WxH]
+                      [--json [--attentions]] [IMAGE ...]
+      Caption images with a captioning bundle (models/flickr8k-mobilenet, models/shapes). The encoder bundle
+      its config.json names ("encoder.bundle") is read from ../NAME next to DIR unless --encoder DIR is given.
+      Images are the given paths, or else one path per stdin line; each is a binary PPM (P6, RGB) or PGM (P5,
+      grey) file, or with --raw-size WxH a raw RGBA file of W*H*4 bytes (alpha composited over white). Any
+      size; the engine resizes to 224x224 itself (bilinear, half-pixel centres). One output line per image:
+      the caption, or with --json {image, text, tokens, token_ids, finished, score, betas} and, with
+      --attentions, "attention": {dims [T, 7, 7], data}. Beams default to the bundle's decoding.num_beams
+      (1 = greedy). An image that cannot be read gives {"image", "error"} (or "ERROR: ..." without --json)
+      and exit status 1 at the end.
+  attnlens-cli classify --model DIR [--top N] [IMAGE ...]
+      ImageNet classes of images with an image classifier bundle (models/mobilenet-v2-imagenet): one JSON line
+      per image {image, classes: [{index, label, probability}]}, the N (default 5) most probable first. Images as
+      for caption (PPM/PGM paths as arguments or stdin lines).
   attnlens-cli --help
 
 Pieces mark a preceding space with "▁" (U+2581); decode(encode(text)) restores whitespace-normalised text.
@@ -223,6 +255,50 @@ int words_tokenize(int argc, char** argv) {
   return 0;
 }
 
+int sentiment(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--max-tokens"}, {"--pretokenized", "--no-attention"},
+                               "sentiment");
+  if (!args.positional.empty())
+    throw UsageError("sentiment: unexpected argument '" + args.positional[0] + "' (input is read from stdin)");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("sentiment: --model DIR is required");
+  attnlens::api::SentimentParams params;
+  if (const std::string* n = find_option(args, "--max-tokens"))
+    params.max_tokens = static_cast<std::size_t>(parse_int(*n, "--max-tokens", 1, 1024));
+  const bool pretokenized = find_option(args, "--pretokenized") != nullptr;
+  const bool attention = find_option(args, "--no-attention") == nullptr;
+  const auto clf = attnlens::api::SentimentClassifier::load(*model, params);
+
+  std::string line, out;
+  bool failed = false;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    nlohmann::json j;
+    try {
+      const auto r = pretokenized ? clf->classify_tokens(split_spaces(line)) : clf->classify(line);
+      j["label"] = r.label;
+      j["label_index"] = r.label_index;
+      j["score"] = r.score;
+      j["probabilities"] = r.probabilities;
+      j["tokens"] = r.tokens;
+      j["ids"] = r.ids;
+      j["truncated"] = r.truncated;
+      j["num_input_tokens"] = r.num_input_tokens;
+      if (attention) j["attention"] = {{"name", r.attention_name}, {"dims", r.attention_dims}, {"data", r.attention}};
+    } catch (const Error& e) {
+      j = {{"error", e.what()}};
+      failed = true;
+    }
+    out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += '\n';
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+  require(!std::cin.bad(), "sentiment: error while reading stdin");
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "sentiment: error while writing stdout");
+  return failed ? 1 : 0;
+}
+
 int bundle_check(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 3, {}, {}, "bundle check");
   if (args.positional.size() != 1) throw UsageError("bundle check: give exactly one bundle directory");
@@ -238,6 +314,175 @@ int bundle_check(int argc, char** argv) {
   std::cout << "ok: " << args.positional[0] << ": architecture " << bundle.architecture() << ", "
             << w.names().size() << " tensors, " << params << " values\n";
   return 0;
+}
+
+double parse_double(const std::string& text, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(v == v) || v > 1e9 || v < -1e9)
+    throw UsageError(what + " must be a number, got '" + text + "'");
+  return v;
+}
+
+int translate(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--beams", "--alpha", "--coverage-beta", "--max-new-tokens"},
+                               {"--json", "--attentions"}, "translate");
+  if (!args.positional.empty())
+    throw UsageError("translate: unexpected argument '" + args.positional[0] + "' (input is read from stdin)");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("translate: --model DIR is required");
+  attnlens::api::TranslationParams params;
+  if (const std::string* v = find_option(args, "--beams")) params.num_beams = parse_int(*v, "--beams", 1, 64);
+  if (const std::string* v = find_option(args, "--max-new-tokens"))
+    params.max_new_tokens = parse_int(*v, "--max-new-tokens", 1, 65536);
+  if (const std::string* v = find_option(args, "--alpha")) params.alpha = parse_double(*v, "--alpha");
+  if (const std::string* v = find_option(args, "--coverage-beta"))
+    params.coverage_beta = parse_double(*v, "--coverage-beta");
+  const bool json = find_option(args, "--json") != nullptr;
+  params.output_attentions = find_option(args, "--attentions") != nullptr;
+  if (params.output_attentions && !json) throw UsageError("translate: --attentions needs --json");
+  const auto translator = attnlens::api::Translator::load(*model);
+
+  std::string line, out;
+  while (std::getline(std::cin, line)) {
+    const auto r = translator->translate(line, params);
+    if (json) {
+      nlohmann::json j = {{"text", r.text},
+                          {"source_tokens", r.source_tokens},
+                          {"target_tokens", r.target_tokens},
+                          {"source_ids", r.source_ids},
+                          {"target_ids", r.target_ids},
+                          {"truncated", r.truncated},
+                          {"score", r.score}};
+      if (params.output_attentions) {
+        nlohmann::json maps = nlohmann::json::array();
+        for (const auto& m : r.attentions)
+          maps.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
+        j["attentions"] = std::move(maps);
+      }
+      out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    } else {
+      out = r.text;
+    }
+    out += '\n';
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+  require(!std::cin.bad(), "translate: error while reading stdin");
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "translate: error while writing stdout");
+  return 0;
+}
+
+std::string read_binary(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  require(f.good(), "cannot open image '" + path + "'");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  require(!f.bad(), "error while reading '" + path + "'");
+  return bytes;
+}
+
+int caption(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--encoder", "--beams", "--max-new-tokens", "--raw-size"},
+                               {"--json", "--attentions"}, "caption");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("caption: --model DIR is required");
+  const std::string* encoder = find_option(args, "--encoder");
+  attnlens::api::CaptionParams params;
+  if (const std::string* v = find_option(args, "--beams")) params.num_beams = parse_int(*v, "--beams", 1, 64);
+  if (const std::string* v = find_option(args, "--max-new-tokens"))
+    params.max_new_tokens = parse_int(*v, "--max-new-tokens", 1, 1000);
+  std::size_t raw_w = 0, raw_h = 0;
+  if (const std::string* v = find_option(args, "--raw-size")) {
+    const std::size_t x = v->find('x');
+    if (x == std::string::npos) throw UsageError("caption: --raw-size must look like 640x480");
+    raw_w = static_cast<std::size_t>(parse_int(v->substr(0, x), "--raw-size width", 1, 65536));
+    raw_h = static_cast<std::size_t>(parse_int(v->substr(x + 1), "--raw-size height", 1, 65536));
+  }
+  const bool json = find_option(args, "--json") != nullptr;
+  params.output_attentions = find_option(args, "--attentions") != nullptr;
+  if (params.output_attentions && !json) throw UsageError("caption: --attentions needs --json");
+  const auto captioner = attnlens::api::Captioner::load(*model, encoder ? *encoder : "");
+
+  int status = 0;
+  auto one = [&](const std::string& path) {
+    std::string out;
+    try {
+      const std::string bytes = read_binary(path);
+      attnlens::api::CaptionResult r;
+      if (raw_w != 0) {
+        r = captioner->caption(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), raw_w, raw_h, params,
+                               4);
+      } else {
+        const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(bytes, path);
+        r = captioner->caption(img.pixels.data(), img.pixels.size(), img.width, img.height, params, img.channels);
+      }
+      if (json) {
+        nlohmann::json j = {{"image", path},     {"text", r.text},         {"tokens", r.tokens},
+                            {"token_ids", r.token_ids}, {"finished", r.finished}, {"score", r.score},
+                            {"betas", r.betas}};
+        if (params.output_attentions) j["attention"] = {{"dims", r.attention.dims}, {"data", r.attention.data}};
+        out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      } else {
+        out = r.text;
+      }
+    } catch (const Error& e) {
+      status = 1;
+      out = json ? nlohmann::json({{"image", path}, {"error", e.what()}})
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                 : std::string("ERROR: ") + e.what();
+    }
+    out += '\n';
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  };
+  if (!args.positional.empty()) {
+    for (const std::string& p : args.positional) one(p);
+  } else {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) one(line);
+    }
+    require(!std::cin.bad(), "caption: error while reading stdin");
+  }
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "caption: error while writing stdout");
+  return status;
+}
+
+int classify(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--top"}, {}, "classify");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("classify: --model DIR is required");
+  std::size_t top = 5;
+  if (const std::string* v = find_option(args, "--top")) top = static_cast<std::size_t>(parse_int(*v, "--top", 1, 1000));
+  const auto clf = attnlens::api::ImageClassifier::load(*model);
+  int status = 0;
+  auto one = [&](const std::string& path) {
+    nlohmann::json j = {{"image", path}};
+    try {
+      const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(read_binary(path), path);
+      nlohmann::json classes = nlohmann::json::array();
+      for (const auto& c : clf->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, top, img.channels))
+        classes.push_back({{"index", c.index}, {"label", c.label}, {"probability", c.probability}});
+      j["classes"] = std::move(classes);
+    } catch (const Error& e) {
+      status = 1;
+      j["error"] = e.what();
+    }
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  };
+  if (!args.positional.empty()) {
+    for (const std::string& p : args.positional) one(p);
+  } else {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) one(line);
+    }
+  }
+  std::cout.flush();
+  return status;
 }
 
 int run(int argc, char** argv) {
@@ -270,6 +515,10 @@ int run(int argc, char** argv) {
     if (sub == "tokenize") return words_tokenize(argc, argv);
     throw UsageError("words: unknown subcommand '" + sub + "' (expected tokenize)");
   }
+  if (cmd == "translate") return translate(argc, argv);
+  if (cmd == "caption") return caption(argc, argv);
+  if (cmd == "classify") return classify(argc, argv);
+  if (cmd == "sentiment") return sentiment(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }
 

@@ -262,8 +262,11 @@ SafeTensors SafeTensors::from_buffer(std::vector<std::uint8_t> bytes, const std:
     const std::size_t n = info.element_count();
     for (std::size_t i = 0; i < n; ++i) {
       const float v = value_at(p, info.dtype, i);
-      require(std::isfinite(v), src + ": tensor '" + name + "' element " + std::to_string(i) + " is " +
-                                    (std::isnan(v) ? "NaN" : "infinite") + ": the weights are corrupt");
+      // The message is built only on failure: this loop visits every weight of every bundle load.
+      if (!std::isfinite(v)) {
+        throw Error(src + ": tensor '" + name + "' element " + std::to_string(i) + " is " +
+                    (std::isnan(v) ? "NaN" : "infinite") + ": the weights are corrupt");
+      }
     }
   }
   return st;

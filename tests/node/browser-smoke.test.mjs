@@ -41,7 +41,7 @@ test('the page runs the catalogue in headless Chromium', { timeout: 120_000 }, a
     assert.match(await page.textContent('#status'), /kernels: wasm-simd128/);
 
     const readWeights = () => page.$$eval('.mech', (boxes) => boxes.map((b) => ({
-      title: b.querySelector('h2').textContent,
+      title: b.querySelector('h3').textContent,
       weights: [...b.querySelectorAll('.num')].map((n) => Number(n.textContent)),
     })));
     const before = await readWeights();

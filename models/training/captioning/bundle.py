@@ -2,11 +2,14 @@
 trained checkpoint, and the export-side loader that rebuilds the PyTorch models from a bundle.
 
 Bundle layout (models/<name>/):
-  config.json          {"format": "attnlens-bundle", "version": 1, "architecture": "show-attend-tell", ...}
-  weights.safetensors  tensors named "encoder.<torchvision mobilenet_v2 state_dict name>" and
-                       "decoder.<sat.ShowAttendTell state_dict name>"; BatchNorm tensors are stored unfolded
-                       (weight, bias, running_mean, running_var; eps in config), num_batches_tracked is omitted.
+  config.json          {"format": "attnlens-bundle", "version": 1, "architecture": "show-attend-tell", ...,
+                        "encoder": {"bundle": "mobilenet-v2-imagenet", ...}}
+  weights.safetensors  the decoder only: "decoder.<sat.ShowAttendTell state_dict name>"
   vocab.txt            one token per line, line i = token id i (ids 0-3: <pad> <start> <end> <unk>)
+The encoder weights live once, in the sibling bundle models/mobilenet-v2-imagenet/ (export_encoder.py: torchvision
+mobilenet_v2 state_dict names, conv weights F16, BatchNorm unfolded F32, eps in config), which every captioning
+bundle names in config.json "encoder.bundle" (resolved as ../<name>/ next to the captioning bundle).
+(Older bundles with "encoder.*" tensors inside the weights file still load with load_bundle.)
 
 safetensors: 8-byte little-endian header length N, then N bytes of JSON {name: {"dtype", "shape",
 "data_offsets": [begin, end]}} (offsets relative to the end of the header, tensors packed in header order,
@@ -28,6 +31,17 @@ sys.path.insert(0, os.path.dirname(HERE))
 import safetensors_io  # noqa: E402  (models/training/)
 
 DTYPES = safetensors_io.DTYPES
+ENCODER_BUNDLE = "mobilenet-v2-imagenet"
+IMAGE_CONFIG = {
+    "input_size": [mobilenet.INPUT_SIZE, mobilenet.INPUT_SIZE],
+    "channels": "RGB",
+    "alpha_background": list(mobilenet.BACKGROUND_RGB),
+    "alpha_composite": "c = (rgb * a + background * (255 - a)) / 255 per source pixel, float32",
+    "resize": "bilinear, half-pixel centres, no antialias, whole image squashed to 224x224 (no crop): "
+              "s = (dst + 0.5) * in/out - 0.5, clamped below at 0; i0 = floor(s), i1 = min(i0 + 1, in - 1)",
+    "normalize": "x = v / 127.5 - 1",
+    "layout": "CHW",
+}
 write_safetensors = safetensors_io.write_safetensors
 
 
@@ -35,28 +49,51 @@ def read_safetensors(path):
     return safetensors_io.read_safetensors(path)[0]
 
 
-def export_bundle(ckpt_path, out_dir, name, task, encoder_dtype="F32", decoder_dtype="F16", include_classifier=True,
-                  extra_config=None):
-    """Writes config.json, weights.safetensors, vocab.txt for a train.py checkpoint.
+def load_encoder_bundle(encoder_dir):
+    """The MobileNetV2 of an encoder bundle (export_encoder.py), tensors upcast to float32, in eval mode."""
+    config = json.load(open(os.path.join(encoder_dir, "config.json")))
+    assert config["architecture"] == "mobilenet-v2", encoder_dir
+    w = read_safetensors(os.path.join(encoder_dir, config["weights"]))
+    enc = mobilenet.build_mobilenet_v2()
+    esd = enc.state_dict()
+    for k in list(esd):
+        if k.endswith("num_batches_tracked"):
+            continue
+        v = w[k].astype(np.float32)
+        if k + "_scale" in w:  # integer codes x one float32 scale (export_encoder.py)
+            v = v * w[k + "_scale"].astype(np.float32)[0]
+        esd[k] = torch.from_numpy(v.astype(np.float32))
+    enc.load_state_dict(esd)
+    enc.eval()
+    return enc
 
-    The encoder stays F32 by default: it is then bit-identical to the .pth the features were cached from, so the
-    cached features are exactly what the bundle's encoder computes."""
+
+def encoder_dir_for(bundle_dir, config):
+    """Where a captioning bundle's encoder bundle is: ../<config.encoder.bundle>/ next to it."""
+    return os.path.join(os.path.dirname(os.path.abspath(os.path.normpath(bundle_dir))), config["encoder"]["bundle"])
+
+
+def export_bundle(ckpt_path, out_dir, name, task, decoder_dtype="F16", extra_config=None,
+                  encoder_bundle=ENCODER_BUNDLE):
+    """Writes config.json, weights.safetensors (the decoder), vocab.txt for a train.py checkpoint. The encoder is
+    the shared bundle `encoder_bundle` (export_encoder.py), named in config.json, not copied."""
     ck = torch.load(ckpt_path)
     itos = ck["itos"]
     hp = ck["hp"]
     if hp["feat_dim"] != 1280 or ck["args"].get("grid", "grid7") != "grid7":
         raise ValueError("export supports the 7x7x1280 grid (features after features.18) only")
     os.makedirs(out_dir, exist_ok=True)
-    enc = mobilenet.build_mobilenet_v2()
     tensors = {}
-    for k, v in enc.state_dict().items():
-        if k.endswith("num_batches_tracked"):
-            continue
-        if k.startswith("classifier") and not include_classifier:
-            continue
-        tensors["encoder." + k] = v.numpy().astype(DTYPES[encoder_dtype])
     for k, v in ck["model"].items():
         tensors["decoder." + k] = v.numpy().astype(DTYPES[decoder_dtype])
+    return write_decoder_bundle(out_dir, name, task, tensors, itos, hp, ck["args"]["max_len"], decoder_dtype,
+                                extra_config, encoder_bundle)
+
+
+def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decoder_dtype="F16", extra_config=None,
+                         encoder_bundle=ENCODER_BUNDLE):
+    """tensors: {"decoder.<name>": array}; hp: the ShowAttendTell sizes (feat_dim, proj_dim, ...)."""
+    os.makedirs(out_dir, exist_ok=True)
     write_safetensors(os.path.join(out_dir, "weights.safetensors"), tensors)
     with open(os.path.join(out_dir, "vocab.txt"), "w") as f:
         f.write("\n".join(itos) + "\n")
@@ -67,31 +104,14 @@ def export_bundle(ckpt_path, out_dir, name, task, encoder_dtype="F32", decoder_d
         "task": task,
         "name": name,
         "weights": "weights.safetensors",
-        "weights_dtype": {"encoder": encoder_dtype, "decoder": decoder_dtype},
-        "image": {
-            "input_size": [mobilenet.INPUT_SIZE, mobilenet.INPUT_SIZE],
-            "channels": "RGB",
-            "alpha_background": list(mobilenet.BACKGROUND_RGB),
-            "alpha_composite": "c = (rgb * a + background * (255 - a)) / 255 per source pixel, float32",
-            "resize": "bilinear, half-pixel centres, no antialias, whole image squashed to 224x224 (no crop): "
-                      "s = (dst + 0.5) * in/out - 0.5, clamped below at 0; i0 = floor(s), i1 = min(i0 + 1, in - 1)",
-            "normalize": "x = v / 127.5 - 1",
-            "layout": "CHW",
-        },
+        "weights_dtype": {"decoder": decoder_dtype},
+        "image": IMAGE_CONFIG,
         "encoder": {
+            "bundle": encoder_bundle,
             "type": "mobilenet_v2",
-            "width_mult": 1.0,
-            "tensor_prefix": "encoder.",
-            "bn_eps": 1e-5,
-            "activation": "relu6",
-            "same_pad_convs": list(mobilenet.SAME_PAD_CONVS),
-            "same_pad": "zero pad right 1 and bottom 1, then padding 0 (TF 'SAME' for stride 2, 3x3, even size)",
             "grid_layer": "features (after features.18)",
             "grid": [7, 7],
             "feat_dim": hp["feat_dim"],
-            "has_classifier": include_classifier,
-            "classifier_labels": "ImageNet: output i = line i+1 of imagenet_labels.txt (line 0 is background)"
-            if include_classifier else None,
         },
         "decoder": {
             "type": "sat-soft-lstm",
@@ -103,7 +123,7 @@ def export_bundle(ckpt_path, out_dir, name, task, encoder_dtype="F32", decoder_d
             "att_dim": hp["att_dim"],
             "gate": "scalar",
             "lstm_gate_order": "i,f,g,o",
-            "max_len": ck["args"]["max_len"],
+            "max_len": max_len,
         },
         "tokenizer": {
             "type": "word",
@@ -124,25 +144,31 @@ def export_bundle(ckpt_path, out_dir, name, task, encoder_dtype="F32", decoder_d
         config.update(extra_config)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
+        f.write("\n")
     return config
 
 
-def load_bundle(bundle_dir):
-    """Export-side loader: rebuilds (encoder, decoder, itos, config) from a bundle, tensors upcast to float32."""
+def load_bundle(bundle_dir, encoder_dir=None):
+    """Export-side loader: rebuilds (encoder, decoder, itos, config) from a bundle, tensors upcast to float32. The
+    encoder comes from the encoder bundle the config names (or `encoder_dir`); old bundles that carry "encoder.*"
+    tensors themselves load those."""
     config = json.load(open(os.path.join(bundle_dir, "config.json")))
     assert config["format"] == "attnlens-bundle" and config["architecture"] == "show-attend-tell"
     w = read_safetensors(os.path.join(bundle_dir, config["weights"]))
     itos = open(os.path.join(bundle_dir, config["tokenizer"]["vocab"])).read().rstrip("\n").split("\n")
-    enc = mobilenet.build_mobilenet_v2()
-    esd = enc.state_dict()
-    for k in list(esd):
-        if k.endswith("num_batches_tracked"):
-            continue
-        if "encoder." + k in w:
-            esd[k] = torch.from_numpy(w["encoder." + k].astype(np.float32))
-        elif not k.startswith("classifier"):
-            raise KeyError("bundle lacks encoder." + k)
-    enc.load_state_dict(esd)
+    if "bundle" in config["encoder"]:
+        enc = load_encoder_bundle(encoder_dir or encoder_dir_for(bundle_dir, config))
+    else:
+        enc = mobilenet.build_mobilenet_v2()
+        esd = enc.state_dict()
+        for k in list(esd):
+            if k.endswith("num_batches_tracked"):
+                continue
+            if "encoder." + k in w:
+                esd[k] = torch.from_numpy(w["encoder." + k].astype(np.float32))
+            elif not k.startswith("classifier"):
+                raise KeyError("bundle lacks encoder." + k)
+        enc.load_state_dict(esd)
     d = config["decoder"]
     dec = sat.ShowAttendTell(d["vocab_size"], feat_dim=config["encoder"]["feat_dim"], proj_dim=d["proj_dim"],
                              embed_dim=d["embed_dim"], hidden_dim=d["hidden_dim"], att_dim=d["att_dim"])

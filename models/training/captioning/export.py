@@ -5,17 +5,23 @@
   /usr/bin/python3 models/training/captioning/export.py --task shapes \
       --checkpoint models/training/captioning/runs/shapes/best.pt --out models/shapes
 
+The encoder is NOT copied into the bundle: config.json names the shared encoder bundle
+models/mobilenet-v2-imagenet (export_encoder.py writes it once; run that first if it is missing), and
+the engine/JS loader fetch it alongside. The bundle holds the decoder (F16 by default) and vocab.txt.
+
 Verification (fails loudly): the bundle is read back with bundle.load_bundle and must reproduce, bit for bit, the
-outputs of the checkpoint model whose weights were rounded to the bundle dtype in memory; the report also prints
+outputs of the checkpoint model whose weights were rounded to the bundle dtype in memory; the encoder bundle must
+reproduce the .pth the features were cached from (grid features equal to float32 rounding); the report also prints
 how far the bundle's outputs are from the float32 checkpoint (the cost of storing F16).
 
-Goldens (tests/goldens/README.md): models/<name>/golden.json + golden.safetensors, computed from the bundle as
-loaded back. Tensors per case i (float32 unless said):
+Goldens (tests/goldens/README.md): models/<name>/golden.json + golden.safetensors, computed from the bundles as
+loaded back (encoder codes x scale, decoder F16 upcast). Tensors per case i (float32 unless said):
   case<i>/pixels            F16 [H, W, 4] the RGBA input exactly as the engine receives it (integers 0..255, exact
-                                          in F16; src/io's safetensors reader takes float and int dtypes, not U8)
-  case<i>/input             [3, 224, 224] the preprocessed tensor (cases with "store_input")
-  case<i>/grid              [7, 7, 1280]  encoder output (torch [1280, 7, 7] transposed to HWC)
-  case<i>/imagenet_logits   [1000]        classifier output, when the bundle has the classifier
+                                          in F16); left out when golden.json names a committed PPM instead
+                                          ("pixels_ppm", RGB with alpha 255)
+  case<i>/input_rows        [4, 224, 3]   rows 0, 1, 112, 223 of the preprocessed input (HWC)
+  case<i>/grid_cells        [3, 1280]     grid cells 0, 24, 48 (row-major y*7+x) of the encoder output
+  case<i>/imagenet_logits   [1000]        the encoder bundle's classifier output
   case<i>/greedy/logits     [T, V]        decoder logits of every greedy step, T includes the step that chose <end>
   case<i>/greedy/attention  [T, 7, 7]     alpha_t for each of those steps (row-major grid)
   case<i>/greedy/beta       [T]           the gate beta_t
@@ -39,6 +45,19 @@ import shapes  # noqa: E402
 import text  # noqa: E402
 
 SANITY = os.path.join(mobilenet.DEFAULT_DATA_DIR, "mobilenet_v2_imagenet", "sanity")
+# the sanity images as committed PPMs (tests/goldens/captioning/make_captioning_goldens.py writes them)
+SANITY_PPM = os.path.join(mobilenet.REPO_ROOT, "tests", "goldens", "captioning", "sanity")
+INPUT_ROWS = [0, 1, 112, 223]
+GRID_CELLS = [0, 24, 48]
+
+
+def read_ppm(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    parts = data.split(maxsplit=4)
+    assert parts[0] == b"P6" and parts[3] == b"255", path
+    w, h = int(parts[1]), int(parts[2])
+    return np.frombuffer(parts[4][:w * h * 3], np.uint8).reshape(h, w, 3)
 
 
 def to_rgba(px):
@@ -48,12 +67,14 @@ def to_rgba(px):
 
 
 def golden_cases(task):
-    """(name, source description, RGBA pixels, store_input)."""
+    """(name, source description, RGBA pixels, committed PPM path relative to the repo or None)."""
     cases = []
     if task == "flickr8k":
-        cat = mobilenet.load_image_rgb(os.path.join(SANITY, "cat.jpg"))
+        cat_ppm = os.path.join(SANITY_PPM, "cat.ppm")
+        cat = read_ppm(cat_ppm)
+        assert np.array_equal(cat, mobilenet.load_image_rgb(os.path.join(SANITY, "cat.jpg")))
         cases.append(("cat", "mobilenet_v2_imagenet/sanity/cat.jpg (Apache-2.0), 224x224 RGB, alpha 255",
-                      to_rgba(cat), False))
+                      to_rgba(cat), os.path.relpath(cat_ppm, mobilenet.REPO_ROOT)))
         # parrot, resized by PIL to an odd non-square size, with an alpha ramp: exercises resize + compositing
         from PIL import Image
         par = np.asarray(Image.open(os.path.join(SANITY, "parrot.jpg")).convert("RGB").resize((157, 131),
@@ -61,11 +82,11 @@ def golden_cases(task):
         alpha = np.tile(np.linspace(255, 0, 157).round().astype(np.uint8)[None, :], (131, 1))
         alpha[:40] = 255
         cases.append(("parrot_rgba", "sanity/parrot.jpg resized by PIL to 157x131, alpha = 255 in the top 40 rows, "
-                      "then a left-to-right ramp 255..0", np.concatenate([par, alpha[:, :, None]], axis=2), True))
+                      "then a left-to-right ramp 255..0", np.concatenate([par, alpha[:, :, None]], axis=2), None))
     else:
         px, meta = shapes.make_scene(shapes.SPLIT_SEEDS["test"], 0)
         cases.append(("scene_test_0", "shapes.make_scene(seed=%d, index=0), 224x224, alpha 255: %s" % (
-            shapes.SPLIT_SEEDS["test"], meta["caption"]), to_rgba(px), False))
+            shapes.SPLIT_SEEDS["test"], meta["caption"]), to_rgba(px), None))
         # the same kind of scene as a larger RGBA image: scene 1 upscaled to 300x300 by nearest neighbour
         # (source index floor(i * 224 / 300)), alpha 0 on the top and left 12 px
         px, meta = shapes.make_scene(shapes.SPLIT_SEEDS["test"], 1)
@@ -75,7 +96,7 @@ def golden_cases(task):
         rgba[:, :12, 3] = 0
         cases.append(("scene_test_1_300_rgba", "shapes.make_scene(seed=%d, index=1) upscaled to 300x300 (nearest, "
                       "source index floor(i*224/300)), alpha 0 on the top and left 12 px: %s" % (
-                          shapes.SPLIT_SEEDS["test"], meta["caption"]), rgba, False))
+                          shapes.SPLIT_SEEDS["test"], meta["caption"]), rgba, None))
     return cases
 
 
@@ -86,7 +107,7 @@ def run_case(enc, dec, pixels, cfg):
     g = sat.greedy_decode(dec, grid, max_len=cfg["decoder"]["max_len"])[0]
     b = sat.beam_decode(dec, grid[0], beam=cfg["decoding"]["num_beams"], max_len=cfg["decoder"]["max_len"],
                         length_norm=cfg["decoding"]["length_norm"])
-    logits_in = enc(x[None])[0] if cfg["encoder"]["has_classifier"] else None
+    logits_in = enc(x[None])[0]
     return x, grid[0], g, b, logits_in
 
 
@@ -95,21 +116,24 @@ def main():
     ap.add_argument("--task", choices=["flickr8k", "shapes"], required=True)
     ap.add_argument("--checkpoint", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--encoder-dtype", default="F32", choices=["F16", "F32"])
+    ap.add_argument("--encoder-dir", default=os.path.join(mobilenet.REPO_ROOT, "models", bundle.ENCODER_BUNDLE),
+                    help="the shared encoder bundle (export_encoder.py); the config names it by its folder name")
     ap.add_argument("--decoder-dtype", default="F16", choices=["F16", "F32"])
     ap.add_argument("--threads", type=int, default=2,
                     help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     name = os.path.basename(os.path.normpath(args.out))
-    cfg = bundle.export_bundle(args.checkpoint, args.out, name, "image-to-text", encoder_dtype=args.encoder_dtype,
-                               decoder_dtype=args.decoder_dtype, include_classifier=(args.task == "flickr8k"))
+    if not os.path.exists(os.path.join(args.encoder_dir, "config.json")):
+        sys.exit("no encoder bundle at %s: run export_encoder.py first" % args.encoder_dir)
+    cfg = bundle.export_bundle(args.checkpoint, args.out, name, "image-to-text", decoder_dtype=args.decoder_dtype,
+                               encoder_bundle=os.path.basename(os.path.normpath(args.encoder_dir)))
     size = os.path.getsize(os.path.join(args.out, "weights.safetensors"))
-    print("wrote %s: weights %.2f MB (encoder %s, decoder %s)" % (args.out, size / 1e6, args.encoder_dtype,
-                                                                  args.decoder_dtype))
+    print("wrote %s: decoder weights %.2f MB (%s); encoder: %s" % (args.out, size / 1e6, args.decoder_dtype,
+                                                                   args.encoder_dir))
 
     # ---- verification: reload the bundle and compare with the checkpoint model ----
-    enc_b, dec_b, itos, cfg = bundle.load_bundle(args.out)
+    enc_b, dec_b, itos, cfg = bundle.load_bundle(args.out, encoder_dir=args.encoder_dir)
     ck = torch.load(args.checkpoint)
     assert itos == ck["itos"]
     dec32 = sat.ShowAttendTell(len(itos), **ck["hp"])
@@ -121,14 +145,14 @@ def main():
                            for k, v in ck["model"].items()})
     dec_r.eval()
     enc32 = mobilenet.build_mobilenet_v2()
-    if args.encoder_dtype == "F32":
-        for k, v in enc32.state_dict().items():
-            if k in enc_b.state_dict() and not k.endswith("num_batches_tracked"):
-                assert torch.equal(v, enc_b.state_dict()[k]), "bundle encoder differs from the .pth: " + k
+    for k, v in enc32.state_dict().items():  # codes x scale == the .pth, to float32 rounding
+        if not k.endswith("num_batches_tracked"):
+            d = float((v - enc_b.state_dict()[k]).abs().max())
+            assert d <= 2e-6 * max(float(v.abs().max()), 1e-30), "encoder bundle differs from the .pth: %s (%g)" % (k, d)
     cases = golden_cases(args.task)
     max_diff32 = 0.0
     same_caption = 0
-    for cname, _, px, _ in cases:
+    for cname, _, px, _ppm in cases:
         x = mobilenet.preprocess_rgba(px)[None]
         with torch.no_grad():
             gb = mobilenet.grid_features(enc_b, x)
@@ -148,21 +172,21 @@ def main():
     # ---- goldens, from the bundle as loaded back ----
     tensors = {}
     gcases = []
-    for i, (cname, src, px, store_input) in enumerate(cases):
+    for i, (cname, src, px, ppm) in enumerate(cases):
         x, grid, g, b, logits_in = run_case(enc_b, dec_b, px, cfg)
         p = "case%d/" % i
-        tensors[p + "pixels"] = px
-        if store_input:
-            tensors[p + "input"] = x.numpy()
-        tensors[p + "grid"] = grid.reshape(7, 7, -1).numpy()
-        if logits_in is not None:
-            tensors[p + "imagenet_logits"] = logits_in.numpy()
+        if ppm is None:
+            tensors[p + "pixels"] = px
+        tensors[p + "input_rows"] = x.permute(1, 2, 0)[INPUT_ROWS].numpy()
+        tensors[p + "grid_cells"] = grid[GRID_CELLS].numpy()
+        tensors[p + "imagenet_logits"] = logits_in.numpy()
         tensors[p + "greedy/logits"] = g["logits"].numpy()
         tensors[p + "greedy/attention"] = g["alphas"].reshape(-1, 7, 7).numpy()
         tensors[p + "greedy/beta"] = np.array(g["betas"], np.float32)
         tensors[p + "beam/attention"] = b["alphas"].reshape(-1, 7, 7).numpy()
         gcases.append(dict(
-            name=cname, image=src, pixels_dims=list(px.shape),
+            name=cname, image=src, pixels_dims=list(px.shape), pixels_ppm=ppm, input_rows=INPUT_ROWS,
+            grid_cells=GRID_CELLS,
             greedy=dict(token_ids=g["tokens"], end_emitted=len(g["logits"]) > len(g["tokens"]),
                         text=text.decode(g["tokens"], itos), steps=len(g["logits"])),
             beam=dict(num_beams=cfg["decoding"]["num_beams"], token_ids=b["tokens"],
@@ -177,27 +201,7 @@ def main():
     gsize = os.path.getsize(os.path.join(args.out, "golden.safetensors"))
     print("goldens: %d cases, golden.safetensors %.2f MB" % (len(cases), gsize / 1e6))
 
-    if args.task == "flickr8k" and cfg["encoder"]["has_classifier"]:
-        # ImageNet sanity set for the engine's encoder test (issue 4 item 1): the four Apache-2.0 sanity images as
-        # decoded by PIL (the engine has no JPEG decoder) and our ImageNet logits; the expected top-5 are in
-        # ../shared/data/mobilenet_v2_imagenet/sanity/expected_top5.json and are copied into the JSON next to it.
-        expected = json.load(open(os.path.join(SANITY, "expected_top5.json")))
-        st = {}
-        for img in sorted(expected):
-            px = mobilenet.load_image_rgb(os.path.join(SANITY, img))
-            with torch.no_grad():
-                lg = enc_b(mobilenet.preprocess_rgba(px)[None])[0]
-            key = img.rsplit(".", 1)[0]
-            st[key + "/pixels"] = px.astype(np.float16)
-            st[key + "/imagenet_logits"] = lg.numpy().astype(np.float32)
-            top5 = [int(i) for i in lg.topk(5).indices]
-            assert top5[0] == expected[img]["torch_tf_same_padding_top5"][0][0]
-        bundle.write_safetensors(os.path.join(args.out, "imagenet_sanity.safetensors"), st)
-        json.dump(dict(generator="models/training/captioning/export.py", source="mobilenet_v2_imagenet/sanity "
-                       "(Apache-2.0, google-coral/test_data)", pixels="F16 [224, 224, 3] RGB, integers 0..255",
-                       expected_top5=expected), open(os.path.join(args.out, "imagenet_sanity.json"), "w"), indent=1)
-        print("imagenet_sanity.safetensors: %.2f MB" % (
-            os.path.getsize(os.path.join(args.out, "imagenet_sanity.safetensors")) / 1e6))
+    # (the ImageNet sanity fixtures of the encoder live in tests/goldens/captioning: make_captioning_goldens.py)
     if args.task == "shapes":
         # example scenes for the page (generated, ours): held-out test scenes 0..3 as PNG
         from PIL import Image

@@ -60,6 +60,7 @@ def parse_args(argv=None):
     p.add_argument("--max-len", type=int, default=100, help="skip training pairs longer than this (ids)")
     p.add_argument("--stop-at", help="also stop cleanly at this UTC wall-clock time, HH:MM (today)")
     p.add_argument("--val-bleu-from", type=int, default=1, help="first epoch whose val greedy BLEU is computed")
+    p.add_argument("--lr-scale", type=float, help="on --resume: set the plateau step-size factor (e.g. 1.0)")
     p.add_argument("--smoke", action="store_true", help="code check only: 3 batches per epoch, 40 val sentences")
     args = p.parse_args(argv)
     for k, v in DEFAULTS[args.model].items():
@@ -135,6 +136,8 @@ def main():
         opt.load_state_dict(ck["optimizer"])
         state = ck["state"]
         torch.set_rng_state(ck["torch_rng"])
+        if args.lr_scale is not None:
+            state["lr_scale"] = args.lr_scale
         print(f"resumed from {last_path}: epoch {state['epoch']} step {state['step_in_epoch']}", flush=True)
     with open(os.path.join(run_dir, "args.json"), "w") as f:
         json.dump({**vars(args), "vocab_size": vocab, "parameters": n_params, "argv": sys.argv}, f, indent=1)
@@ -211,7 +214,9 @@ def main():
             val_loss, val_bleu = evaluate_val(model, enc["val"], prefix, cli, val_refs, bleu=False)
         state["epoch"] = epoch + 1
         state["step_in_epoch"] = 0
-        if val_bleu > state["best_bleu"]:
+        if epoch + 1 < args.val_bleu_from:
+            pass  # no BLEU measured this epoch: nothing to compare, the step size stays
+        elif val_bleu > state["best_bleu"]:
             state["best_bleu"], state["bad_epochs"] = val_bleu, 0
         else:
             state["bad_epochs"] += 1

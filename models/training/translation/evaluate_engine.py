@@ -1,0 +1,97 @@
+"""BLEU of the attnlens ENGINE (not PyTorch) over a whole Multi30k split: runs `attnlens-cli translate` on every
+source line and scores the output with the same BLEU functions as evaluate.py (common.py, DESIGN.md section 6).
+No torch needed.
+
+  /usr/bin/python3 evaluate_engine.py --bundle ../../de-en-transformer            # beam 4 and greedy, test2016
+  /usr/bin/python3 evaluate_engine.py --bundle ../../de-en-rnn-general --beam 4 --data-dir /path/to/multi30k
+
+Metrics: BLEU-4 = nltk corpus_bleu, default weights, no smoothing, x100, one hypothesis per source line.
+  bleu_lc_tok:       hypothesis and reference lowercased and split by the regex \\w+|[^\\w\\s]
+  bleu_cased_detok:  the engine's detokenized output against the raw reference, case kept, same split
+--beam 1 is greedy decoding. Decoding settings not given (alpha, max length) come from the bundle's config.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import DEFAULT_DATA_DIR, REPO, corpus_bleu, read_lines  # noqa: E402
+
+
+def find_engine_cli(explicit=None):
+    candidates = [explicit, os.environ.get("ATTNLENS_CLI")]
+    for build in ("build", "build-tr", "build-translation"):
+        candidates.append(os.path.join(REPO, build, "attnlens-cli"))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            usage = subprocess.run([c, "--help"], stdout=subprocess.PIPE).stdout.decode("utf-8", "replace")
+            if "translate --model" in usage:  # an older build may predate the translate command
+                return c
+    raise SystemExit("attnlens-cli not found: build it with `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && "
+                     "cmake --build build -j2 --target attnlens-cli`, or pass --cli PATH / set ATTNLENS_CLI")
+
+
+def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None):
+    cmd = [cli, "translate", "--model", bundle, "--beams", str(beam)]
+    if alpha is not None:
+        cmd += ["--alpha", str(alpha)]
+    if max_new_tokens is not None:
+        cmd += ["--max-new-tokens", str(max_new_tokens)]
+    text = "".join(line.replace("\n", " ") + "\n" for line in lines)
+    t0 = time.time()
+    out = subprocess.run(cmd, input=text.encode("utf-8"), stdout=subprocess.PIPE, check=True).stdout
+    seconds = time.time() - t0
+    hyps = out.decode("utf-8").split("\n")
+    if hyps and hyps[-1] == "":
+        hyps = hyps[:-1]
+    if len(hyps) != len(lines):
+        raise RuntimeError(f"attnlens-cli translate returned {len(hyps)} lines for {len(lines)} inputs")
+    return hyps, seconds
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bundle", default=os.path.join(REPO, "models", "de-en-transformer"))
+    p.add_argument("--split", default="test_2016_flickr", choices=["val", "test_2016_flickr"])
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    p.add_argument("--cli", help="attnlens-cli binary (default: $ATTNLENS_CLI or build*/attnlens-cli)")
+    p.add_argument("--beam", type=int, nargs="+", default=[4, 1], help="beam widths to run (1 = greedy)")
+    p.add_argument("--alpha", type=float, help="GNMT length penalty exponent (default: the bundle's)")
+    p.add_argument("--max-new-tokens", type=int)
+    p.add_argument("--limit", type=int, help="first N sentences only: code checks, never a reported number")
+    p.add_argument("--hyps-out", help="write the hypotheses of the first beam width here")
+    p.add_argument("--json-out", help="append each result as one JSON line here")
+    args = p.parse_args()
+    cli = find_engine_cli(args.cli)
+    src = read_lines(args.data_dir, args.split, "de")
+    refs = read_lines(args.data_dir, args.split, "en")
+    if args.limit:
+        src, refs = src[:args.limit], refs[:args.limit]
+    with open(os.path.join(args.bundle, "config.json"), encoding="utf-8") as f:
+        decoding = json.load(f).get("decoding", {})
+    alpha = args.alpha if args.alpha is not None else decoding.get("alpha")
+    results = []
+    for k, beam in enumerate(args.beam):
+        hyps, seconds = translate(cli, args.bundle, src, beam, args.alpha, args.max_new_tokens)
+        res = {"model": os.path.relpath(os.path.abspath(args.bundle), REPO), "split": args.split,
+               "sentences": len(hyps), "beam": beam, "alpha": alpha if beam > 1 else None,
+               "bleu_lc_tok": round(corpus_bleu(hyps, refs, lowercase=True), 2),
+               "bleu_cased_detok": round(corpus_bleu(hyps, refs, lowercase=False), 2),
+               "decode_seconds": round(seconds, 1), "sentences_per_second": round(len(hyps) / seconds, 1),
+               "limited": bool(args.limit), "engine": "attnlens-cli (native)"}
+        results.append(res)
+        print(json.dumps(res), flush=True)
+        if args.hyps_out and k == 0:
+            with open(args.hyps_out, "w", encoding="utf-8") as f:
+                f.write("\n".join(hyps) + "\n")
+    if args.json_out:
+        with open(args.json_out, "a") as f:
+            for r in results:
+                f.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+#include "api/captioning.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+#include "image/preprocess.h"
+#include "io/bundle.h"
+#include "kernels/kernels.h"
+#include "models/mobilenet_v2.h"
+#include "models/show_attend_tell.h"
+#include "text/utf8.h"
+
+namespace attnlens::api {
+
+CaptionParams caption_params(const std::string& params_json) {
+  CaptionParams p;
+  nlohmann::json j;
+  try {
+    j = params_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("caption options: not valid JSON (") + e.what() + ")");
+  }
+  require(j.is_object(), "caption options must be a JSON object");
+  for (const auto& [key, v] : j.items()) {
+    if (key == "num_beams" || key == "max_new_tokens") {
+      const long long limit = key == "num_beams" ? 64 : 1000;
+      require(v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= limit,
+              "caption option " + key + " must be an integer in [1, " + std::to_string(limit) + "]");
+      (key == "num_beams" ? p.num_beams : p.max_new_tokens) = static_cast<int>(v.get<long long>());
+    } else if (key == "output_attentions") {
+      require(v.is_boolean(), "caption option output_attentions must be true or false");
+      p.output_attentions = v.get<bool>();
+    } else {
+      throw Error("unknown caption option '" + key + "' (known: num_beams, max_new_tokens, output_attentions)");
+    }
+  }
+  return p;
+}
+
+struct Captioner::Impl {
+  std::string name;
+  nlohmann::json config;
+  models::MobileNetV2 encoder;
+  models::ShowAttendTell decoder;
+  std::vector<std::string> vocab;
+  int default_beams = 1;
+  std::size_t input_size = models::MobileNetV2::kInputSize;
+
+  void init(const io::Bundle& cap, const io::Bundle& enc) {
+    name = cap.name();
+    config = cap.config();
+    const std::string where = "config.json in " + cap.name();
+    require(cap.architecture() == "show-attend-tell",
+            "model bundle " + cap.name() + " is a '" + cap.architecture() + "' bundle, not an image captioner");
+    require(enc.architecture() == "mobilenet-v2", "encoder bundle " + enc.name() + " is a '" + enc.architecture() +
+                                                      "' bundle; the captioner needs a mobilenet-v2 encoder");
+    encoder = models::MobileNetV2::from_bundle(enc);
+    enc.check_all_tensors_used();
+    decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
+    cap.check_all_tensors_used();
+    require(decoder.config().feat_dim == models::MobileNetV2::kFeatDim,
+            where + ": encoder.feat_dim must be 1280 (the MobileNetV2 grid)");
+    if (config.contains("decoding") && config["decoding"].is_object() && config["decoding"].contains("num_beams")) {
+      require(config["decoding"]["num_beams"].is_number_integer() && config["decoding"]["num_beams"].get<int>() >= 1,
+              where + ": decoding.num_beams must be a positive integer");
+      default_beams = config["decoding"]["num_beams"].get<int>();
+    }
+    std::string vocab_file = "vocab.txt";
+    if (config.contains("tokenizer") && config["tokenizer"].is_object() && config["tokenizer"].contains("vocab")) {
+      require(config["tokenizer"]["vocab"].is_string(), where + ": tokenizer.vocab must be a file name");
+      vocab_file = config["tokenizer"]["vocab"].get<std::string>();
+    }
+    const std::string text = cap.file(vocab_file);
+    for (std::string_view line : text::split_lines(text)) vocab.emplace_back(line);
+    require(vocab.size() == decoder.config().vocab_size,
+            "model bundle " + cap.name() + ": " + vocab_file + " has " + std::to_string(vocab.size()) +
+                " lines but decoder.vocab_size is " + std::to_string(decoder.config().vocab_size));
+  }
+
+  Tensor grid_from_input(const std::vector<float>& input) const {
+    const std::size_t g = encoder.grid_side(input_size);
+    return Tensor({g, g, models::MobileNetV2::kFeatDim}, encoder.features(input.data(), input_size));
+  }
+};
+
+namespace {
+
+std::string encoder_bundle_name(const io::Bundle& cap) {
+  const auto& cfg = cap.config();
+  const std::string where = "config.json in " + cap.name();
+  require(cfg.contains("encoder") && cfg["encoder"].is_object() && cfg["encoder"].contains("bundle") &&
+              cfg["encoder"]["bundle"].is_string(),
+          where + ": \"encoder.bundle\" (the name of the encoder bundle, e.g. \"mobilenet-v2-imagenet\") is missing");
+  const std::string name = cfg["encoder"]["bundle"].get<std::string>();
+  require(!name.empty() && name.find('/') == std::string::npos && name.find('\\') == std::string::npos &&
+              name.find("..") == std::string::npos,
+          where + ": \"encoder.bundle\" must be a plain bundle name, got '" + name + "'");
+  return name;
+}
+
+}  // namespace
+
+Captioner::Captioner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Captioner::~Captioner() = default;
+
+std::unique_ptr<Captioner> Captioner::load(const std::string& dir, const std::string& encoder_dir) {
+  io::Bundle cap = io::Bundle::load(dir);
+  std::string enc_dir = encoder_dir;
+  if (enc_dir.empty()) {
+    std::string base = dir;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    const std::size_t slash = base.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
+    enc_dir = parent + "/" + encoder_bundle_name(cap);
+  }
+  io::Bundle enc;
+  try {
+    enc = io::Bundle::load(enc_dir);
+  } catch (const Error& e) {
+    throw Error("captioning bundle " + dir + ": cannot load its encoder bundle (config.json \"encoder.bundle\"; give "
+                "the encoder directory explicitly if it is elsewhere): " + e.what());
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->init(cap, enc);
+  return std::unique_ptr<Captioner>(new Captioner(std::move(impl)));
+}
+
+std::unique_ptr<Captioner> Captioner::from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                  const std::map<std::string, std::string>& files,
+                                                  const std::string& encoder_config_json,
+                                                  std::vector<std::uint8_t> encoder_weights, const std::string& name) {
+  io::Bundle cap = io::Bundle::from_memory(config_json, std::move(weights), files, name);
+  io::Bundle enc = io::Bundle::from_memory(encoder_config_json, std::move(encoder_weights), {},
+                                           name + " (encoder " + encoder_bundle_name(cap) + ")");
+  auto impl = std::make_unique<Impl>();
+  impl->init(cap, enc);
+  return std::unique_ptr<Captioner>(new Captioner(std::move(impl)));
+}
+
+Tensor Captioner::encode(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                         std::size_t channels) const {
+  const std::vector<float> input = image::preprocess(pixels, size, width, height, channels, impl_->input_size);
+  return impl_->grid_from_input(input);
+}
+
+CaptionResult Captioner::caption(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                                 const CaptionParams& params, std::size_t channels) const {
+  return caption_grid(encode(pixels, size, width, height, channels), params);
+}
+
+CaptionResult Captioner::caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
+                                      std::size_t height, const CaptionParams& params, std::size_t channels) const {
+  std::vector<float> input(impl_->input_size * impl_->input_size * 3);
+  image::preprocess(row, width, height, channels, impl_->input_size, input.data());
+  return caption_grid(impl_->grid_from_input(input), params);
+}
+
+CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
+  grid.validate("caption: grid");
+  require(grid.rank() == 3 && grid.dims[2] == models::MobileNetV2::kFeatDim && grid.dims[0] >= 1 && grid.dims[1] >= 1,
+          "caption: the grid must have dims [H, W, 1280]");
+  require(params.num_beams >= 0 && params.max_new_tokens >= 0, "caption: num_beams and max_new_tokens must be >= 0");
+  const std::size_t gh = grid.dims[0], gw = grid.dims[1], cells = gh * gw;
+  const auto& dec = impl_->decoder;
+  const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), cells);
+  const int beams = params.num_beams > 0 ? params.num_beams : impl_->default_beams;
+  const std::size_t max_len = params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
+  const models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len)
+                                               : dec.beam(enc, static_cast<std::size_t>(beams), max_len);
+  CaptionResult out;
+  out.num_beams = beams;
+  out.finished = r.finished;
+  out.score = r.score;
+  out.betas = r.betas;
+  out.token_ids = r.tokens;
+  if (r.finished) out.token_ids.push_back(dec.config().end_id);
+  for (std::size_t i = 0; i < r.tokens.size(); ++i) {
+    const std::string& w = impl_->vocab[static_cast<std::size_t>(r.tokens[i])];
+    if (i) out.text += ' ';
+    out.text += w;
+  }
+  for (int id : out.token_ids) out.tokens.push_back(impl_->vocab[static_cast<std::size_t>(id)]);
+  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, r.alphas);
+  return out;
+}
+
+Tensor Captioner::classify_grid(const Tensor& grid) const {
+  grid.validate("classify: grid");
+  require(grid.rank() == 3 && grid.dims[2] == models::MobileNetV2::kFeatDim,
+          "classify: the grid must have dims [H, W, 1280]");
+  std::vector<float> logits = impl_->encoder.classify(grid.data.data(), grid.dims[0] * grid.dims[1]);
+  const std::size_t n = logits.size();
+  return Tensor({n}, std::move(logits));
+}
+
+std::size_t Captioner::vocab_size() const { return impl_->vocab.size(); }
+const std::vector<std::string>& Captioner::vocabulary() const { return impl_->vocab; }
+std::string Captioner::config_json() const { return impl_->config.dump(); }
+
+struct ImageClassifier::Impl {
+  models::MobileNetV2 encoder;
+  std::vector<std::string> labels;
+
+  void init(const io::Bundle& b) {
+    require(b.architecture() == "mobilenet-v2",
+            "model bundle " + b.name() + " is a '" + b.architecture() + "' bundle, not a mobilenet-v2 image classifier");
+    encoder = models::MobileNetV2::from_bundle(b);
+    b.check_all_tensors_used();
+    require(encoder.has_classifier(), "model bundle " + b.name() + " has no classifier (classifier.1.*)");
+    const auto& cfg = b.config();
+    if (cfg.contains("classifier") && cfg["classifier"].is_object() && cfg["classifier"].contains("labels") &&
+        cfg["classifier"]["labels"].is_string()) {
+      const std::string file = cfg["classifier"]["labels"].get<std::string>();
+      if (b.has_file(file)) {
+        const std::string text = b.file(file);
+        for (std::string_view line : text::split_lines(text)) labels.emplace_back(line);
+        require(labels.size() == encoder.num_classes(),
+                "model bundle " + b.name() + ": " + file + " has " + std::to_string(labels.size()) + " lines for " +
+                    std::to_string(encoder.num_classes()) + " classes");
+      }
+    }
+  }
+};
+
+ImageClassifier::ImageClassifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ImageClassifier::~ImageClassifier() = default;
+
+std::unique_ptr<ImageClassifier> ImageClassifier::load(const std::string& dir) {
+  auto impl = std::make_unique<Impl>();
+  impl->init(io::Bundle::load(dir));
+  return std::unique_ptr<ImageClassifier>(new ImageClassifier(std::move(impl)));
+}
+
+std::unique_ptr<ImageClassifier> ImageClassifier::from_memory(const std::string& config_json,
+                                                              std::vector<std::uint8_t> weights,
+                                                              const std::map<std::string, std::string>& files,
+                                                              const std::string& name) {
+  auto impl = std::make_unique<Impl>();
+  impl->init(io::Bundle::from_memory(config_json, std::move(weights), files, name));
+  return std::unique_ptr<ImageClassifier>(new ImageClassifier(std::move(impl)));
+}
+
+std::vector<ImageClass> ImageClassifier::classify(const std::uint8_t* pixels, std::size_t size, std::size_t width,
+                                                  std::size_t height, std::size_t top_k, std::size_t channels) const {
+  const std::size_t s = models::MobileNetV2::kInputSize;
+  const std::vector<float> input = image::preprocess(pixels, size, width, height, channels, s);
+  const std::vector<float> grid = impl_->encoder.features(input.data(), s);
+  const std::size_t side = impl_->encoder.grid_side(s);
+  const std::vector<float> logits = impl_->encoder.classify(grid.data(), side * side);
+  std::vector<float> prob(logits);
+  kernels::softmax(prob.data(), prob.size());
+  std::vector<int> order(logits.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  top_k = std::min(top_k, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top_k), order.end(), [&](int a, int b) {
+    return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)] ||
+           (logits[static_cast<std::size_t>(a)] == logits[static_cast<std::size_t>(b)] && a < b);
+  });
+  std::vector<ImageClass> out;
+  for (std::size_t i = 0; i < top_k; ++i) {
+    const auto k = static_cast<std::size_t>(order[i]);
+    out.push_back({order[i], impl_->labels.empty() ? std::string() : impl_->labels[k], prob[k], logits[k]});
+  }
+  return out;
+}
+
+std::size_t ImageClassifier::num_classes() const { return impl_->encoder.num_classes(); }
+
+}  // namespace attnlens::api

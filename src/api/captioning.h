@@ -1,0 +1,117 @@
+// Image captioning API (DESIGN.md issue 4): pixels of any size → caption, with the attention over the encoder grid
+// for every generated word. The whole path runs in the engine:
+//   image::preprocess (alpha over white, bilinear half-pixel resize to 224×224, x/127.5 − 1; image/preprocess.h)
+//   → models::MobileNetV2 (grid 7×7×1280) → models::ShowAttendTell (greedy or beam search).
+//
+// Bundles: a captioning bundle (architecture "show-attend-tell": config.json, the decoder weights, vocab.txt)
+// names its encoder bundle in config.json "encoder.bundle" (e.g. "mobilenet-v2-imagenet", architecture
+// "mobilenet-v2"), which is stored once and shared by every captioner. load(dir) finds it next to `dir`
+// (../<name>/) unless an encoder directory is given.
+//
+// Inputs: 8-bit pixels, row-major, 4 (RGBA, straight alpha — e.g. ImageData), 3 (RGB) or 1 (grey) channels per
+// pixel; width and height in [1, 65536]; the buffer must hold exactly width·height·channels bytes. Fully
+// transparent pixels become white. Anything else is an attnlens::Error naming the problem.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api.h"
+
+namespace attnlens::api {
+
+struct CaptionParams {
+  int num_beams = 0;           // 0 → the bundle's decoding.num_beams; 1 = greedy; at most 64 from JSON
+  int max_new_tokens = 0;      // 0 → the bundle's decoder.max_len; counts the <end> step; at most 1000 from JSON
+  bool output_attentions = true;
+};
+// Parses {"num_beams", "max_new_tokens", "output_attentions"} (unknown keys are an error) over the defaults.
+CaptionParams caption_params(const std::string& params_json);
+
+struct CaptionResult {
+  std::string text;                 // words joined with single spaces (no <end>)
+  std::vector<int> token_ids;       // one per decoder step: the words, then <end> when the caption finished
+  std::vector<std::string> tokens;  // the same as strings ("<end>" last when finished)
+  bool finished = false;            // the decoder chose <end> (else it stopped at max_new_tokens)
+  // "visual" attention α_t over the grid for every step: dims [T, grid_h, grid_w], T = tokens.size()
+  // (empty when output_attentions is false).
+  Tensor attention;
+  std::vector<float> betas;  // the gate β_t per step [T]
+  float score = 0;           // sum of the chosen words' log-probabilities
+  int num_beams = 1;
+};
+
+class Captioner {
+ public:
+  // From bundle directories. encoder_dir "" → the sibling directory named by config.json "encoder.bundle".
+  static std::unique_ptr<Captioner> load(const std::string& dir, const std::string& encoder_dir = "");
+  // From bytes (WASM): the captioning bundle's config.json text, weights and other files (vocab.txt), and the
+  // encoder bundle's config.json text and weights.
+  static std::unique_ptr<Captioner> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                const std::map<std::string, std::string>& files,
+                                                const std::string& encoder_config_json,
+                                                std::vector<std::uint8_t> encoder_weights,
+                                                const std::string& name = "<memory>");
+  ~Captioner();
+  Captioner(const Captioner&) = delete;
+  Captioner& operator=(const Captioner&) = delete;
+
+  CaptionResult caption(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                        const CaptionParams& params = {}, std::size_t channels = 4) const;
+  // The same from rows handed out one at a time (row(y) → width·channels bytes; see image/preprocess.h): the
+  // WASM binding uses it to read only the ≤ 448 rows the resize needs out of a JS buffer.
+  CaptionResult caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
+                             std::size_t height, const CaptionParams& params = {}, std::size_t channels = 4) const;
+
+  // The two halves, for benchmarks and tools: pixels → grid [grid_h, grid_w, 1280]; grid → caption.
+  Tensor encode(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                std::size_t channels = 4) const;
+  CaptionResult caption_grid(const Tensor& grid, const CaptionParams& params = {}) const;
+  // ImageNet logits [1000] of the encoder's classifier for a grid (Error when the encoder bundle has none).
+  Tensor classify_grid(const Tensor& grid) const;
+
+  std::size_t vocab_size() const;
+  const std::vector<std::string>& vocabulary() const;
+  std::string config_json() const;  // the captioning bundle's config.json, as parsed and re-serialised
+
+ private:
+  struct Impl;
+  explicit Captioner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The encoder bundle on its own as an ImageNet classifier (mobilenet-v2-imagenet: 1000 classes, labels.txt).
+struct ImageClass {
+  int index = 0;       // ImageNet class, 0..999
+  std::string label;   // line `index` of labels.txt ("" when the bundle has no labels file)
+  float probability = 0;
+  float logit = 0;
+};
+
+class ImageClassifier {
+ public:
+  static std::unique_ptr<ImageClassifier> load(const std::string& dir);
+  static std::unique_ptr<ImageClassifier> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                      const std::map<std::string, std::string>& files = {},
+                                                      const std::string& name = "<memory>");
+  ~ImageClassifier();
+  ImageClassifier(const ImageClassifier&) = delete;
+  ImageClassifier& operator=(const ImageClassifier&) = delete;
+
+  // The `top_k` most probable classes (softmax over the logits), best first; pixels as for Captioner::caption.
+  std::vector<ImageClass> classify(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                                   std::size_t top_k = 5, std::size_t channels = 4) const;
+  std::size_t num_classes() const;
+
+ private:
+  struct Impl;
+  explicit ImageClassifier(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attnlens::api

@@ -1,0 +1,169 @@
+// api::SentimentClassifier: bundle → (tokenizer, vocabulary, model); text → label, probabilities and attention.
+// Behaviour and limits are documented in api/sentiment.h.
+#include "api/sentiment.h"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+#include "io/bundle.h"
+#include "models/sentiment.h"
+#include "text/words.h"
+
+namespace attnlens::api {
+
+namespace {
+
+// At 1024 tokens the relation model computes 1M word pairs (~35 GFLOP, seconds in WASM); beyond, a call could
+// look like a hang.
+constexpr std::size_t kMaxTokensLimit = 1024;
+
+void check_max_tokens(std::size_t n, const std::string& where) {
+  require(n >= 1 && n <= kMaxTokensLimit, where + ": max_tokens must be in [1, " + std::to_string(kMaxTokensLimit) +
+                                              "], got " + std::to_string(n));
+}
+
+}  // namespace
+
+SentimentParams sentiment_params(const std::string& params_json) {
+  SentimentParams p;
+  if (params_json.empty()) return p;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("sentiment params are not valid JSON (") + e.what() + ")");
+  }
+  require(j.is_object(), "sentiment params must be a JSON object such as {\"max_tokens\": 256}, got " + j.dump());
+  for (const auto& [key, value] : j.items()) {
+    if (key == "max_tokens") {
+      require(value.is_number_integer() && value.get<std::int64_t>() >= 1 &&
+                  value.get<std::int64_t>() <= static_cast<std::int64_t>(kMaxTokensLimit),
+              "sentiment params: max_tokens must be an integer in [1, " + std::to_string(kMaxTokensLimit) +
+                  "], got " + value.dump());
+      p.max_tokens = static_cast<std::size_t>(value.get<std::int64_t>());
+    } else {
+      throw Error("sentiment params: unknown key '" + key + "' (known: max_tokens)");
+    }
+  }
+  return p;
+}
+
+struct SentimentClassifier::Impl {
+  std::string name;
+  std::string architecture;
+  std::vector<std::string> labels;
+  text::WordVocab vocab;
+  std::unique_ptr<models::SentimentModel> model;
+  SentimentParams params;
+
+  static std::unique_ptr<Impl> from_bundle(const io::Bundle& b, const SentimentParams& params) {
+    const std::string where = "config.json in " + b.name();
+    check_max_tokens(params.max_tokens, "sentiment classifier " + b.name());
+    auto impl = std::make_unique<Impl>();
+    impl->name = b.name();
+    impl->architecture = b.architecture();
+    impl->params = params;
+    const auto& cfg = b.config();
+    if (cfg.contains("task")) {
+      require(cfg["task"] == "sentiment-analysis",
+              where + ": \"task\" is " + cfg["task"].dump() + ", expected \"sentiment-analysis\"");
+    }
+    // The model first: it rejects bundles of other architectures with the clearest message.
+    impl->model = models::SentimentModel::from_bundle(b);
+
+    require(cfg.contains("labels") && cfg["labels"].is_array(), where + ": \"labels\" (an array of label names) is missing");
+    for (const auto& l : cfg["labels"]) {
+      require(l.is_string() && !l.get<std::string>().empty(), where + ": \"labels\" must hold non-empty strings");
+      impl->labels.push_back(l.get<std::string>());
+    }
+    require(impl->labels.size() == impl->model->num_labels(), where + ": \"labels\" has " +
+                                                                  std::to_string(impl->labels.size()) +
+                                                                  " names but the model has " +
+                                                                  std::to_string(impl->model->num_labels()) + " outputs");
+
+    require(cfg.contains("tokenizer") && cfg["tokenizer"].is_object(), where + ": \"tokenizer\" object is missing");
+    const auto& tok = cfg["tokenizer"];
+    const std::string type = tok.value("type", "");
+    require(type == "whitespace-vocab" || type == "words",
+            where + ": tokenizer.type must be \"whitespace-vocab\" (SST-2 word tokens), got \"" + type + "\"");
+    require(tok.contains("vocab") && tok["vocab"].is_string(), where + ": tokenizer.vocab (the vocabulary file name) is missing");
+    const std::string vocab_file = tok["vocab"].get<std::string>();
+    std::string unk = "<unk>";
+    if (tok.contains("unk_token")) {
+      require(tok["unk_token"].is_string(), where + ": tokenizer.unk_token must be a string");
+      unk = tok["unk_token"].get<std::string>();
+    }
+    impl->vocab = text::WordVocab::from_text(b.file(vocab_file), unk, vocab_file + " in " + b.name());
+    if (tok.contains("unk_id")) {
+      require(tok["unk_id"].is_number_integer() && tok["unk_id"].get<std::int64_t>() == impl->vocab.unk_id(),
+              where + ": tokenizer.unk_id " + tok["unk_id"].dump() + " is not the line of '" + unk + "' in " +
+                  vocab_file + " (" + std::to_string(impl->vocab.unk_id()) + ")");
+    }
+    require(impl->vocab.size() == impl->model->vocab_size(),
+            vocab_file + " in " + b.name() + " has " + std::to_string(impl->vocab.size()) +
+                " tokens but config.json \"vocab_size\" (the embedding rows) is " +
+                std::to_string(impl->model->vocab_size()));
+    return impl;
+  }
+};
+
+SentimentClassifier::SentimentClassifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SentimentClassifier::~SentimentClassifier() = default;
+
+std::unique_ptr<SentimentClassifier> SentimentClassifier::load(const std::string& dir, const SentimentParams& params) {
+  const io::Bundle bundle = io::Bundle::load(dir);
+  return std::unique_ptr<SentimentClassifier>(new SentimentClassifier(Impl::from_bundle(bundle, params)));
+}
+
+std::unique_ptr<SentimentClassifier> SentimentClassifier::from_memory(const std::string& config_json,
+                                                                      std::vector<std::uint8_t> weights,
+                                                                      std::map<std::string, std::string> files,
+                                                                      const SentimentParams& params,
+                                                                      const std::string& name) {
+  const io::Bundle bundle = io::Bundle::from_memory(config_json, std::move(weights), std::move(files), name);
+  return std::unique_ptr<SentimentClassifier>(new SentimentClassifier(Impl::from_bundle(bundle, params)));
+}
+
+SentimentResult SentimentClassifier::classify(const std::string& text) const {
+  return classify_tokens(text::tokenize_words(text));
+}
+
+SentimentResult SentimentClassifier::classify_tokens(const std::vector<std::string>& input_tokens) const {
+  const Impl& m = *impl_;
+  require(!input_tokens.empty(),
+          "sentiment: empty input: the text has no words or punctuation to classify (got an empty or all-space text)");
+  SentimentResult r;
+  r.num_input_tokens = input_tokens.size();
+  r.truncated = input_tokens.size() > m.params.max_tokens;
+  const std::size_t t = r.truncated ? m.params.max_tokens : input_tokens.size();
+  r.ids.reserve(t);
+  r.tokens.reserve(t);
+  for (std::size_t i = 0; i < t; ++i) {
+    const int id = m.vocab.id_of(input_tokens[i]);
+    r.ids.push_back(id);
+    // Shown as the model sees it: "<unk>" for out-of-vocabulary words (always valid UTF-8: vocab entries are).
+    r.tokens.push_back(m.vocab.token(id));
+  }
+  models::SentimentForward f = m.model->forward(r.ids);
+  r.logits = std::move(f.logits);
+  r.probabilities = std::move(f.probabilities);
+  r.label_index = 0;
+  for (std::size_t i = 1; i < r.probabilities.size(); ++i)
+    if (r.probabilities[i] > r.probabilities[static_cast<std::size_t>(r.label_index)]) r.label_index = static_cast<int>(i);
+  r.label = m.labels[static_cast<std::size_t>(r.label_index)];
+  r.score = r.probabilities[static_cast<std::size_t>(r.label_index)];
+  r.attention_name = std::move(f.attention.name);
+  r.attention_dims = std::move(f.attention.dims);
+  r.attention = std::move(f.attention.data);
+  return r;
+}
+
+const std::vector<std::string>& SentimentClassifier::labels() const { return impl_->labels; }
+const std::string& SentimentClassifier::architecture() const { return impl_->architecture; }
+const std::string& SentimentClassifier::name() const { return impl_->name; }
+std::size_t SentimentClassifier::vocab_size() const { return impl_->vocab.size(); }
+std::size_t SentimentClassifier::max_tokens() const { return impl_->params.max_tokens; }
+
+}  // namespace attnlens::api

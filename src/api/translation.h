@@ -1,0 +1,83 @@
+// Translation through the C++ API (included by api.h): a bundle in, text and every attention weight out.
+//
+//   auto tr = attnlens::api::Translator::load("models/de-en-transformer");
+//   auto out = tr->translate("Ein Hund rennt über die Wiese.", {});   // bundle defaults: beam 4, alpha 0.6
+//   out.text; out.source_tokens; out.target_tokens; out.attentions;    // maps {name, layer, head, dims, data}
+//
+// Bundles: "transformer-seq2seq" (models/transformer_seq2seq.h) and "rnn-seq2seq" with additive or general
+// attention (models/rnn_seq2seq.h), tokenized by the project's BPE (config "tokenizer": bpe.vocab, bpe.merges).
+// Source = bpe(text) + </s>; decoding starts from <s> (models/training/translation/decoding.py).
+//
+// Inputs that are not ordinary sentences:
+//   - empty (or all white space) text → an empty translation: no tokens, no maps;
+//   - characters outside the vocabulary → "<unk>" pieces, visible in source_tokens;
+//   - a source longer than the model takes (max_source_tokens(), ids with </s>) keeps its first
+//     max_source_tokens() − 1 pieces plus </s>, and the result says `truncated`; decoding is capped at
+//     max_len_a·|source ids| + max_len_b tokens (and at the model's positions), so any input ends in bounded time
+//     and memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "trace/trace.h"
+
+namespace attnlens::api {
+
+struct TranslationParams {
+  int num_beams = 0;                     // 0: the bundle's default (decoding.num_beams); 1: greedy; at most 64
+  int max_new_tokens = 0;                // 0: max_len_a·|source ids| + max_len_b (bundle); else this many at most
+  std::optional<double> alpha;           // GNMT length penalty exponent; default: the bundle's decoding.alpha
+  std::optional<double> coverage_beta;   // GNMT coverage penalty weight; default: the bundle's (0 = off)
+  bool output_attentions = true;         // false: `attentions` stays empty (faster)
+};
+
+struct TranslationResult {
+  std::string text;                        // detokenized translation (without </s>)
+  std::vector<std::string> source_tokens;  // BPE pieces of the source, "</s>" last (the columns of cross maps)
+  std::vector<int> source_ids;
+  std::vector<std::string> target_tokens;  // generated pieces, "</s>" last when produced (the rows of maps)
+  std::vector<int> target_ids;
+  // Transformer: "encoder_self" [S,S], "decoder_self" [T,T] (causal, zero above the diagonal), "cross" [T,S] per
+  // layer and head; RNNs: one "cross" [T,S] (layer −1, head −1). Row t belongs to target token t; every row sums
+  // to 1.
+  std::vector<AttentionMap> attentions;
+  bool truncated = false;           // the source was cut to max_source_tokens()
+  std::size_t source_pieces = 0;    // BPE pieces of the whole input before any truncation
+  float score = 0;                  // sum of log-probabilities of the output
+  int num_beams = 1;                // what was used
+};
+
+class Translator {
+ public:
+  static std::unique_ptr<Translator> load(const std::string& dir);
+  // The files of a bundle as bytes (the WASM build): config.json text, weights.safetensors, and the tokenizer's
+  // files by name ({"bpe.vocab": ..., "bpe.merges": ...}).
+  static std::unique_ptr<Translator> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                 std::map<std::string, std::string> files,
+                                                 const std::string& name = "<memory>");
+  ~Translator();
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  TranslationResult translate(const std::string& text, const TranslationParams& params = {}) const;
+
+  const std::string& name() const;          // config "name"
+  const std::string& architecture() const;  // "transformer-seq2seq" | "rnn-seq2seq"
+  std::size_t vocab_size() const;
+  std::size_t max_source_tokens() const;    // source ids, </s> included
+  int default_num_beams() const;
+
+ private:
+  struct Impl;
+  explicit Translator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attnlens::api

@@ -1,0 +1,401 @@
+// RNN translators (see rnn_seq2seq.h for the maths of both families).
+#include "models/rnn_seq2seq.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "common.h"
+#include "kernels/kernels.h"
+#include "nn/gru.h"
+#include "nn/lstm.h"
+
+namespace attnlens::models {
+
+namespace {
+
+constexpr std::size_t kDefaultMaxSource = 256;
+constexpr std::size_t kMaxTargetPositions = 1024;
+
+const nlohmann::json& value(const io::Bundle& b, const std::string& key) {
+  require(b.config().contains(key), "config.json in " + b.name() + ": \"" + key + "\" is missing");
+  return b.config()[key];
+}
+
+std::size_t positive(const io::Bundle& b, const std::string& key, int max_value = 1 << 20) {
+  const int v = b.config_int(key);
+  require(v > 0 && v <= max_value, "config.json in " + b.name() + ": \"" + key + "\" must be in [1, " +
+                                       std::to_string(max_value) + "], got " + std::to_string(v));
+  return static_cast<std::size_t>(v);
+}
+
+void expect_choice(const io::Bundle& b, const std::string& key, const nlohmann::json& supported) {
+  const auto& v = value(b, key);
+  require(v == supported, "config.json in " + b.name() + ": \"" + key + "\" is " + v.dump() +
+                              " for attention \"" + b.config_string("attention") + "\"; this engine implements " +
+                              supported.dump());
+}
+
+// Shared by both families: E, b_out, sizes, and the per-step pieces every decoder needs.
+struct RnnCommon {
+  std::size_t vocab = 0, emb = 0, enc_hidden = 0, max_source = kDefaultMaxSource;
+  std::vector<float> embed;     // (V, e)
+  std::vector<float> out_bias;  // (V)
+
+  void load(const io::Bundle& b) {
+    vocab = positive(b, "vocab_size", 1 << 22);
+    emb = positive(b, "embedding_dim", 1 << 14);
+    enc_hidden = positive(b, "encoder_hidden", 1 << 14);
+    if (b.config().contains("max_source_positions")) max_source = positive(b, "max_source_positions", 1 << 16);
+    require(max_source >= 2, "config.json in " + b.name() + ": max_source_positions must be at least 2");
+    expect_choice(b, "shared_embeddings", "source,target,output");
+    expect_choice(b, "output_bias", true);
+    embed = b.tensor("embed.weight", {vocab, emb});
+    out_bias = b.tensor("out_bias", {vocab});
+  }
+
+  const float* row(int id) const {
+    require(id >= 0 && static_cast<std::size_t>(id) < vocab, "rnn-seq2seq: token id " + std::to_string(id) +
+                                                                 " is outside the vocabulary (0.." +
+                                                                 std::to_string(vocab - 1) + ")");
+    return embed.data() + static_cast<std::size_t>(id) * emb;
+  }
+
+  // x (S, e) = E[src]
+  std::vector<float> embed_source(const std::vector<int>& src) const {
+    require(!src.empty(), "rnn-seq2seq: the source is empty (it holds at least </s>)");
+    require(src.size() <= max_source, "rnn-seq2seq: the source has " + std::to_string(src.size()) +
+                                          " ids, more than max_source_positions " + std::to_string(max_source));
+    std::vector<float> x(src.size() * emb);
+    for (std::size_t i = 0; i < src.size(); ++i) std::copy_n(row(src[i]), emb, x.data() + i * emb);
+    return x;
+  }
+
+  // logits (N, V) = o (N, e) Eᵀ + b_out
+  // (Row by row: for a beam's few rows, single-row calls are faster than one small-m GEMM with these kernels.)
+  void output(const float* o, std::size_t n, float* logits) const {
+    for (std::size_t i = 0; i < n; ++i)
+      kernels::gemm_nt_bias_act(1, vocab, emb, o + i * emb, emb, embed.data(), emb, logits + i * vocab, vocab,
+                                out_bias.data(), kernels::Activation::none);
+  }
+};
+
+template <typename Cell>
+typename Cell::Direction load_direction(const io::Bundle& b, const std::string& prefix, const std::string& suffix,
+                                        std::size_t gates, std::size_t in, std::size_t hidden) {
+  typename Cell::Direction d;
+  d.weight_ih = b.tensor(prefix + "weight_ih" + suffix, {gates * hidden, in});
+  d.weight_hh = b.tensor(prefix + "weight_hh" + suffix, {gates * hidden, hidden});
+  d.bias_ih = b.tensor(prefix + "bias_ih" + suffix, {gates * hidden});
+  d.bias_hh = b.tensor(prefix + "bias_hh" + suffix, {gates * hidden});
+  return d;
+}
+
+// Teacher forcing through a StepModel, the cross map [T,S] gathered from the steps' attention signals.
+std::vector<float> forward_through(decode::StepModel& step, std::size_t vocab, const std::vector<int>& tgt_in,
+                                   AttentionTrace* trace) {
+  const std::size_t T = tgt_in.size(), S = step.source_length();
+  std::vector<float> logits(T * vocab), cross(T * S);
+  for (std::size_t t = 0; t < T; ++t) step.step(&tgt_in[t], logits.data() + t * vocab, cross.data() + t * S);
+  if (trace != nullptr && trace->enabled()) trace->record("cross", -1, -1, -1, {T, S}, cross.data());
+  return logits;
+}
+
+// ============================================================================================ additive (GRU)
+class RnnAdditive : public Seq2SeqModel {
+ public:
+  explicit RnnAdditive(const io::Bundle& b) {
+    c_.load(b);
+    dec_hidden_ = positive(b, "decoder_hidden", 1 << 14);
+    attn_ = positive(b, "attention_dim", 1 << 14);
+    expect_choice(b, "encoder_cell", "gru");
+    expect_choice(b, "decoder_cell", "gru");
+    expect_choice(b, "decoder_layers", 1);
+    expect_choice(b, "input_feeding", false);
+    const std::size_t e = c_.emb, H = c_.enc_hidden, Dh = dec_hidden_, A = attn_;
+    std::vector<nn::Gru::Direction> dirs;
+    dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0", 3, e, H));
+    dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0_reverse", 3, e, H));
+    encoder_ = nn::Gru(e, H, std::move(dirs));
+    init_w_ = b.tensor("init_proj.weight", {Dh, H});
+    init_b_ = b.tensor("init_proj.bias", {Dh});
+    key_w_ = b.tensor("attn_key.weight", {A, 2 * H});
+    query_w_ = b.tensor("attn_query.weight", {A, Dh});
+    query_b_ = b.tensor("attn_query.bias", {A});
+    v_ = b.tensor("attn_v.weight", {1, A});
+    std::vector<nn::Gru::Direction> cell;
+    cell.push_back(load_direction<nn::Gru>(b, "decoder.", "", 3, e + 2 * H, Dh));
+    decoder_ = nn::Gru(e + 2 * H, Dh, std::move(cell));
+    readout_w_ = b.tensor("readout.weight", {e, Dh + 2 * H + e});
+    readout_b_ = b.tensor("readout.bias", {e});
+    b.check_all_tensors_used();
+  }
+
+  std::size_t vocab_size() const override { return c_.vocab; }
+  std::size_t max_source_ids() const override { return c_.max_source; }
+  std::size_t max_target_positions() const override { return kMaxTargetPositions; }
+
+  struct Encoded {
+    std::size_t S = 0;
+    std::vector<float> memory;  // (S, 2H)
+    std::vector<float> keys;    // (S, A) = U h_i
+    std::vector<float> s0;      // (Dh)
+  };
+
+  class Decoder : public decode::StepModel {
+   public:
+    Decoder(const RnnAdditive& m, Encoded enc) : m_(m), enc_(std::move(enc)), state_(enc_.s0) {}
+    std::size_t vocab_size() const override { return m_.c_.vocab; }
+    std::size_t source_length() const override { return enc_.S; }
+    std::size_t rows() const override { return state_.size() / m_.dec_hidden_; }
+
+    void step(const int* prev, float* logits, float* attention) override {
+      const std::size_t N = rows(), S = enc_.S, A = m_.attn_, Dh = m_.dec_hidden_, e = m_.c_.emb;
+      const std::size_t C = 2 * m_.c_.enc_hidden;
+      q_.resize(A);
+      tmp_.resize(S * A);
+      alpha_.resize(S);
+      in_.resize(e + C);
+      readout_in_.resize(Dh + C + e);
+      o_.resize(N * e);
+      scratch_.resize(6 * Dh);
+      for (std::size_t r = 0; r < N; ++r) {
+        float* s = state_.data() + r * Dh;
+        const float* ey = m_.c_.row(prev[r]);
+        // e_ti = vᵀ tanh(W_q s + b_q + U h_i)
+        kernels::gemv_nt(A, Dh, s, m_.query_w_.data(), Dh, q_.data());
+        kernels::add(m_.query_b_.data(), q_.data(), A);
+        for (std::size_t i = 0; i < S; ++i) {
+          float* t = tmp_.data() + i * A;
+          std::copy_n(enc_.keys.data() + i * A, A, t);
+          kernels::add(q_.data(), t, A);
+        }
+        kernels::vtanh(tmp_.data(), S * A);
+        kernels::gemv_nt(S, A, m_.v_.data(), tmp_.data(), A, alpha_.data());
+        kernels::softmax(alpha_.data(), S);
+        if (attention != nullptr) std::copy_n(alpha_.data(), S, attention + r * S);
+        // c_t = Σ a_ti h_i;  s_t = GRUCell([E y; c_t], s)
+        std::copy_n(ey, e, in_.data());
+        kernels::gemv(C, S, alpha_.data(), enc_.memory.data(), C, in_.data() + e);
+        nn::gru_cell_step(m_.decoder_.cell(0), in_.data(), s, scratch_.data());
+        // o_t = tanh(W_r [s_t; c_t; E y] + b_r)
+        std::copy_n(s, Dh, readout_in_.data());
+        std::copy_n(in_.data() + e, C, readout_in_.data() + Dh);
+        std::copy_n(ey, e, readout_in_.data() + Dh + C);
+        float* o = o_.data() + r * e;
+        kernels::gemv_nt(e, Dh + C + e, readout_in_.data(), m_.readout_w_.data(), Dh + C + e, o);
+        kernels::add(m_.readout_b_.data(), o, e);
+        kernels::vtanh(o, e);
+      }
+      m_.c_.output(o_.data(), N, logits);
+    }
+
+    void reorder(const std::vector<int>& parents) override {
+      const std::size_t Dh = m_.dec_hidden_, n = rows();
+      std::vector<float> next(parents.size() * Dh);
+      for (std::size_t r = 0; r < parents.size(); ++r) {
+        require(parents[r] >= 0 && static_cast<std::size_t>(parents[r]) < n, "rnn-seq2seq: reorder row out of range");
+        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * Dh, Dh, next.data() + r * Dh);
+      }
+      state_.swap(next);
+    }
+
+   private:
+    const RnnAdditive& m_;
+    Encoded enc_;
+    std::vector<float> state_;  // (rows, Dh)
+    std::vector<float> q_, tmp_, alpha_, in_, readout_in_, o_, scratch_;
+  };
+
+  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace*) const override {
+    return std::make_unique<Decoder>(*this, encode(src));
+  }
+
+  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                             AttentionTrace* trace) const override {
+    Decoder dec(*this, encode(src));
+    return forward_through(dec, c_.vocab, tgt_in, trace);
+  }
+
+ private:
+  Encoded encode(const std::vector<int>& src) const {
+    const std::size_t S = src.size(), H = c_.enc_hidden, Dh = dec_hidden_;
+    const std::vector<float> x = c_.embed_source(src);
+    Encoded enc;
+    enc.S = S;
+    enc.memory.resize(S * 2 * H);
+    std::vector<float> h_n(2 * H);
+    encoder_.forward(x.data(), S, enc.memory.data(), nullptr, h_n.data());
+    enc.keys.resize(S * attn_);
+    kernels::gemm_nt(S, attn_, 2 * H, enc.memory.data(), 2 * H, key_w_.data(), 2 * H, enc.keys.data(), attn_);
+    // s_0 = tanh(W_init h<-_1 + b_init): the backward direction's final state (after the first token).
+    enc.s0.resize(Dh);
+    kernels::gemv_nt(Dh, H, h_n.data() + H, init_w_.data(), H, enc.s0.data());
+    kernels::add(init_b_.data(), enc.s0.data(), Dh);
+    kernels::vtanh(enc.s0.data(), Dh);
+    return enc;
+  }
+
+  RnnCommon c_;
+  std::size_t dec_hidden_ = 0, attn_ = 0;
+  nn::Gru encoder_, decoder_;
+  std::vector<float> init_w_, init_b_, key_w_, query_w_, query_b_, v_, readout_w_, readout_b_;
+};
+
+// ============================================================================================ general (LSTM)
+class RnnGeneral : public Seq2SeqModel {
+ public:
+  explicit RnnGeneral(const io::Bundle& b) {
+    c_.load(b);
+    const std::size_t e = c_.emb, H = c_.enc_hidden;
+    D_ = 2 * H;
+    require(positive(b, "decoder_hidden", 1 << 15) == D_, "config.json in " + b.name() +
+                                                               ": decoder_hidden must be 2·encoder_hidden = " +
+                                                               std::to_string(D_) + " (attention \"general\")");
+    const std::size_t layers = positive(b, "decoder_layers", 64);
+    expect_choice(b, "encoder_cell", "lstm");
+    expect_choice(b, "decoder_cell", "lstm");
+    expect_choice(b, "input_feeding", true);
+    std::vector<nn::Lstm::Direction> dirs;
+    dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0", 4, e, H));
+    dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0_reverse", 4, e, H));
+    encoder_ = nn::Lstm(e, H, std::move(dirs));
+    for (std::size_t l = 0; l < layers; ++l) {
+      const std::size_t in = l == 0 ? 2 * e : D_;
+      std::vector<nn::Lstm::Direction> cell;
+      cell.push_back(load_direction<nn::Lstm>(b, "decoder." + std::to_string(l) + ".", "", 4, in, D_));
+      decoder_.emplace_back(in, D_, std::move(cell));
+    }
+    attn_w_ = b.tensor("attn_w.weight", {D_, D_});
+    combine_w_ = b.tensor("attn_combine.weight", {e, 2 * D_});
+    b.check_all_tensors_used();
+  }
+
+  std::size_t vocab_size() const override { return c_.vocab; }
+  std::size_t max_source_ids() const override { return c_.max_source; }
+  std::size_t max_target_positions() const override { return kMaxTargetPositions; }
+
+  struct Encoded {
+    std::size_t S = 0;
+    std::vector<float> memory;  // (S, D)
+    std::vector<float> keys;    // (S, D) = W_a hbar_i
+    std::vector<float> h0, c0;  // (D)
+  };
+
+  class Decoder : public decode::StepModel {
+   public:
+    Decoder(const RnnGeneral& m, Encoded enc) : m_(m), enc_(std::move(enc)) {
+      const std::size_t L = m_.decoder_.size(), D = m_.D_;
+      // Row layout: per layer (h D, c D), then feed (e).
+      row_size_ = L * 2 * D + m_.c_.emb;
+      state_.assign(row_size_, 0.0f);
+      for (std::size_t l = 0; l < L; ++l) {
+        std::copy_n(enc_.h0.data(), D, state_.data() + l * 2 * D);
+        std::copy_n(enc_.c0.data(), D, state_.data() + l * 2 * D + D);
+      }
+    }
+    std::size_t vocab_size() const override { return m_.c_.vocab; }
+    std::size_t source_length() const override { return enc_.S; }
+    std::size_t rows() const override { return state_.size() / row_size_; }
+
+    void step(const int* prev, float* logits, float* attention) override {
+      const std::size_t N = rows(), S = enc_.S, D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
+      x_.resize(std::max(2 * e, D));
+      gates_.resize(4 * D);
+      alpha_.resize(S);
+      cat_.resize(2 * D);
+      o_.resize(N * e);
+      for (std::size_t r = 0; r < N; ++r) {
+        float* st = state_.data() + r * row_size_;
+        float* feed = st + L * 2 * D;
+        // x_t = [E y; htilde_{t−1}]
+        std::copy_n(m_.c_.row(prev[r]), e, x_.data());
+        std::copy_n(feed, e, x_.data() + e);
+        for (std::size_t l = 0; l < L; ++l) {
+          float* h = st + l * 2 * D;
+          nn::lstm_cell_step(m_.decoder_[l].cell(0), x_.data(), h, h + D, gates_.data());
+          std::copy_n(h, D, x_.data());  // the next layer's input
+        }
+        const float* h_top = st + (L - 1) * 2 * D;
+        // score_i = h_tᵀ (W_a hbar_i)
+        kernels::gemv_nt(S, D, h_top, enc_.keys.data(), D, alpha_.data());
+        kernels::softmax(alpha_.data(), S);
+        if (attention != nullptr) std::copy_n(alpha_.data(), S, attention + r * S);
+        // htilde = tanh(W_c [c_t; h_t])
+        kernels::gemv(D, S, alpha_.data(), enc_.memory.data(), D, cat_.data());
+        std::copy_n(h_top, D, cat_.data() + D);
+        float* o = o_.data() + r * e;
+        kernels::gemv_nt(e, 2 * D, cat_.data(), m_.combine_w_.data(), 2 * D, o);
+        kernels::vtanh(o, e);
+        std::copy_n(o, e, feed);
+      }
+      m_.c_.output(o_.data(), N, logits);
+    }
+
+    void reorder(const std::vector<int>& parents) override {
+      const std::size_t n = rows();
+      std::vector<float> next(parents.size() * row_size_);
+      for (std::size_t r = 0; r < parents.size(); ++r) {
+        require(parents[r] >= 0 && static_cast<std::size_t>(parents[r]) < n, "rnn-seq2seq: reorder row out of range");
+        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * row_size_, row_size_,
+                    next.data() + r * row_size_);
+      }
+      state_.swap(next);
+    }
+
+   private:
+    const RnnGeneral& m_;
+    Encoded enc_;
+    std::size_t row_size_ = 0;
+    std::vector<float> state_;  // (rows, row_size)
+    std::vector<float> x_, gates_, alpha_, cat_, o_;
+  };
+
+  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace*) const override {
+    return std::make_unique<Decoder>(*this, encode(src));
+  }
+
+  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                             AttentionTrace* trace) const override {
+    Decoder dec(*this, encode(src));
+    return forward_through(dec, c_.vocab, tgt_in, trace);
+  }
+
+ private:
+  Encoded encode(const std::vector<int>& src) const {
+    const std::size_t S = src.size(), H = c_.enc_hidden, D = D_;
+    const std::vector<float> x = c_.embed_source(src);
+    Encoded enc;
+    enc.S = S;
+    enc.memory.resize(S * D);
+    std::vector<float> h_n(2 * H), c_n(2 * H);
+    encoder_.forward(x.data(), S, enc.memory.data(), nullptr, nullptr, h_n.data(), c_n.data());
+    enc.keys.resize(S * D);
+    kernels::gemm_nt(S, D, D, enc.memory.data(), D, attn_w_.data(), D, enc.keys.data(), D);
+    enc.h0 = h_n;  // [h_fwd_last; h_bwd_first]: h_n is (2, H) = exactly that concatenation
+    enc.c0 = c_n;
+    return enc;
+  }
+
+  RnnCommon c_;
+  std::size_t D_ = 0;
+  nn::Lstm encoder_;
+  std::vector<nn::Lstm> decoder_;
+  std::vector<float> attn_w_, combine_w_;
+};
+
+}  // namespace
+
+std::unique_ptr<Seq2SeqModel> make_rnn_seq2seq(const io::Bundle& b) {
+  require(b.architecture() == "rnn-seq2seq",
+          "bundle " + b.name() + ": architecture '" + b.architecture() + "' is not rnn-seq2seq");
+  const std::string attention = b.config_string("attention");
+  if (attention == "additive") return std::make_unique<RnnAdditive>(b);
+  if (attention == "general") return std::make_unique<RnnGeneral>(b);
+  throw Error("config.json in " + b.name() + ": \"attention\" is \"" + attention +
+              "\"; rnn-seq2seq supports \"additive\" and \"general\"");
+}
+
+}  // namespace attnlens::models

@@ -1,0 +1,94 @@
+// Show, Attend and Tell soft-attention LSTM decoder (Xu et al. 2015, arXiv:1502.03044), ported line by line from
+// models/training/captioning/sat.py (the equations at its top; ShowAttendTell.step, greedy_decode, beam_decode).
+// Per image, a = grid features [L × D] (L = 49 cells, row-major y·7 + x; D = 1280):
+//
+//   p     = a W_pᵀ + b_p                            feat_proj                 [L × P]  (fixed PCA projection)
+//   h_0   = tanh(W_ih0 mean_i(p_i) + b), c_0 likewise   init_h, init_c       [H]
+//   keys  = p W_kᵀ + b_k                            att_feat                  [L × A]  (once per image)
+//   each step, previous word y (y_0 = <start>):
+//   e_i   = wᵀ tanh(keys_i + W_q h + b_q) + b_w     att_hidden, att_score     additive score (SAT eq. 4)
+//   α     = softmax_i(e)                                                       (eq. 5)
+//   z     = Σ_i α_i p_i;  β = σ(w_bᵀ h + b_b)       gate                      (eq. 6/13, sec. 4.2.1)
+//   x     = [E[y] ; β·z]                            embed
+//   h, c  = LSTMCell(x, (h, c))                     lstm (PyTorch gate order; nn/lstm.h)
+//   logits = W_o h + b_o                            fc                        [V]
+//
+// Decoding (sat.py, rule for rule):
+//   greedy  y_t = argmax logits (ties → lowest id); stop after <end> (its step is kept in alphas/logits/betas,
+//           not in tokens) or after max_len steps.
+//   beam    each step extends every active hypothesis by every word and keeps the `beam` best extensions overall
+//           (score = float32 sum of log-softmax; equal scores → lower flat index hyp·V + w, torch.topk's order);
+//           kept ones ending in <end> are finished and leave the active set. Stop when `beam` have finished, none
+//           is active, or after max_len steps. Answer = the finished hypothesis with the best score (first one on
+//           ties; score / len^length_norm when length_norm > 0), or the best active one when none finished.
+//   This differs from decode/search.h (which refills the beam with `k` live hypotheses and finishes separately,
+//   with GNMT penalties), so the captioner keeps this search: the trained model's reference is sat.beam_decode.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "io/bundle.h"
+#include "nn/lstm.h"
+
+namespace attnlens::models {
+
+struct SatConfig {
+  std::size_t vocab_size = 0, feat_dim = 0, proj_dim = 0, embed_dim = 0, hidden_dim = 0, att_dim = 0;
+  std::size_t max_len = 30;
+  int start_id = 1, end_id = 2;
+};
+
+struct SatDecodeResult {
+  std::vector<int> tokens;     // generated ids; the final <end> is NOT included (see `finished`)
+  bool finished = false;       // an <end> was chosen: its step is the last row of alphas/betas/logits
+  std::vector<float> alphas;   // [steps × L]
+  std::vector<float> betas;    // [steps]
+  std::vector<float> logits;   // [steps × V] (greedy only; empty for beam)
+  std::size_t steps = 0;
+  float score = 0;             // sum of log-probabilities (beam; for greedy the chosen words' log-probabilities)
+};
+
+class ShowAttendTell {
+ public:
+  ShowAttendTell() = default;
+  // Tensors "<prefix><sat.ShowAttendTell state_dict name>", sizes from config.json "decoder" (Error naming the
+  // key or tensor on any mismatch).
+  static ShowAttendTell from_bundle(const io::Bundle& bundle, const std::string& prefix = "decoder.");
+
+  const SatConfig& config() const { return cfg_; }
+
+  struct Encoded {
+    std::size_t cells = 0;
+    std::vector<float> p;     // [L × P]
+    std::vector<float> keys;  // [L × A]
+    std::vector<float> h0, c0;  // [H]
+  };
+  // grid [cells × feat_dim] → projected features, keys and the initial state.
+  Encoded encode(const float* grid, std::size_t cells) const;
+
+  // One step of one hypothesis: h, c [H] in/out; writes logits [V], alpha [L] and beta.
+  void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta) const;
+
+  // max_len 0 → the config's max_len.
+  SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0) const;
+  SatDecodeResult beam(const Encoded& enc, std::size_t beam, std::size_t max_len = 0, double length_norm = 0) const;
+
+ private:
+  SatConfig cfg_;
+  std::vector<float> proj_w_, proj_b_;      // [P × D], [P]
+  std::vector<float> init_h_w_, init_h_b_;  // [H × P], [H]
+  std::vector<float> init_c_w_, init_c_b_;
+  std::vector<float> att_feat_w_, att_feat_b_;      // [A × P], [A]
+  std::vector<float> att_hidden_w_, att_hidden_b_;  // [A × H], [A]
+  std::vector<float> att_score_w_;                  // [A]
+  float att_score_b_ = 0;
+  std::vector<float> gate_w_;  // [H]
+  float gate_b_ = 0;
+  std::vector<float> embed_;   // [V × M]
+  std::vector<float> lstm_w_ih_, lstm_w_hh_, lstm_bias_;  // [4H × (M+P)], [4H × H], b_ih + b_hh [4H]
+  std::vector<float> fc_w_, fc_b_;                        // [V × H], [V]
+};
+
+}  // namespace attnlens::models

@@ -1,0 +1,93 @@
+// Encoder–decoder Transformer translator (Vaswani et al. 2017), the forward pass of
+// models/training/translation/models.py: TransformerSeq2Seq, line by line:
+//   x = E[id]·embedding_scale + PE[pos]                   sinusoidal PE, positions from 0; one matrix E (V×d)
+//   encoder layer (pre-norm): x += SelfAttn(LN1(x)); x += FFN(LN2(x));          memory = LN_enc(x)
+//   decoder layer (pre-norm): y += SelfAttn(LN1(y), causal); y += CrossAttn(LN2(y), memory); y += FFN(LN3(y))
+//   logits = LN_dec(y)·Eᵀ (no output bias)
+//   MultiHead(Q,K,V) = Concat(head_1..h)·W_Oᵀ + b_O, head_i = softmax(Q_i K_iᵀ/√d_h)·V_i, FFN = W2 relu(W1 x + b1) + b2
+// Decoding is incremental: every decoder layer keeps the keys/values of earlier positions (KV cache); the cross
+// keys/values of the memory are computed once per sentence and shared by every beam row.
+//
+// Bundle (config.json "architecture": "transformer-seq2seq"): vocab_size, d_model, heads, d_ff, encoder_layers,
+// decoder_layers, max_positions, layer_norm_eps, embedding_scale; the fixed choices norm "pre", activation "relu",
+// positional_encoding "sinusoidal", shared_embeddings "source,target,output", output_bias false, attention
+// "scaled_dot", final_norms true are checked. Tensors are PyTorch's state_dict names (embed.weight,
+// encoder_layers.<l>.self_attn.q_proj.weight, ..., decoder_norm.bias), F32 or F16.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "io/bundle.h"
+#include "models/seq2seq.h"
+
+namespace attnlens::models {
+
+class TransformerSeq2Seq : public Seq2SeqModel {
+ public:
+  explicit TransformerSeq2Seq(const io::Bundle& bundle);
+
+  std::size_t vocab_size() const override { return vocab_; }
+  std::size_t max_source_ids() const override { return max_positions_; }
+  std::size_t max_target_positions() const override { return max_positions_ - 1; }
+  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace* trace) const override;
+  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                             AttentionTrace* trace) const override;
+
+  std::size_t d_model() const { return d_; }
+  std::size_t heads() const { return heads_; }
+  std::size_t encoder_layers() const { return enc_.size(); }
+  std::size_t decoder_layers() const { return dec_.size(); }
+
+  struct Linear {  // y = x Wᵀ + b
+    std::size_t out = 0, in = 0;
+    std::vector<float> weight;  // (out, in)
+    std::vector<float> bias;    // (out)
+  };
+  struct Norm {
+    std::vector<float> weight, bias;  // (d)
+  };
+  struct Attention {
+    Linear q, k, v, o;  // (d, d) each
+  };
+  struct EncoderLayer {
+    Norm norm1, norm2;
+    Attention self_attn;
+    Linear ff1, ff2;  // (d_ff, d), (d, d_ff)
+  };
+  struct DecoderLayer {
+    Norm norm1, norm2, norm3;
+    Attention self_attn, cross_attn;
+    Linear ff1, ff2;
+  };
+  // The encoded source shared by every row of a decoder.
+  struct Encoded {
+    std::size_t length = 0;                    // S
+    std::vector<float> memory;                 // (S, d) after the final encoder norm
+    std::vector<std::vector<float>> cross_k;   // per decoder layer (S, d)
+    std::vector<std::vector<float>> cross_v;   // per decoder layer (S, d)
+  };
+  // Per-step attention of row 0, for teacher forcing with a trace.
+  struct StepMaps {
+    std::vector<std::vector<float>> self;   // per layer (H, pos+1)
+    std::vector<std::vector<float>> cross;  // per layer (H, S)
+  };
+
+  class Decoder;
+
+ private:
+  std::shared_ptr<const Encoded> encode(const std::vector<int>& src, AttentionTrace* trace) const;
+  // x[i] = E[ids[i]]·scale + PE[first_pos + i·pos_step]  (pos_step 1: a sequence; 0: beam rows at one position)
+  void embed(const int* ids, std::size_t n, std::size_t first_pos, std::size_t pos_step, float* x) const;
+
+  std::size_t vocab_ = 0, d_ = 0, heads_ = 0, d_head_ = 0, d_ff_ = 0, max_positions_ = 0;
+  float eps_ = 1e-5f, embed_scale_ = 1.0f;
+  std::vector<float> embed_;  // (V, d)
+  std::vector<float> pe_;     // (max_positions, d)
+  std::vector<EncoderLayer> enc_;
+  std::vector<DecoderLayer> dec_;
+  Norm enc_norm_, dec_norm_;
+};
+
+}  // namespace attnlens::models

@@ -1,0 +1,111 @@
+// GRU layer; equations and weight layout in gru.h.
+#include "nn/gru.h"
+
+#include <string>
+#include <utility>
+
+#include "common.h"
+#include "kernels/kernels.h"
+
+namespace attnlens::nn {
+
+namespace {
+
+void check_cell(const GruCellWeights& w, bool needs_ih, const char* op) {
+  const std::string where = std::string("gru: ") + op;
+  require(w.hidden_size > 0, where + ": hidden size must be positive");
+  require(w.weight_hh != nullptr, where + ": weight_hh is missing");
+  if (needs_ih) {
+    require(w.input_size > 0, where + ": input size must be positive");
+    require(w.weight_ih != nullptr, where + ": weight_ih is missing");
+  }
+}
+
+// gi [3H] = W_ih x + b_ih; gh (scratch) [3H] = W_hh h + b_hh; then PyTorch's gate arithmetic.
+void update(const GruCellWeights& w, const float* gi, float* h, float* gh) {
+  const std::size_t hs = w.hidden_size, g3 = 3 * hs;
+  kernels::gemv_nt(g3, hs, h, w.weight_hh, hs, gh);
+  if (w.bias_hh != nullptr) kernels::add(w.bias_hh, gh, g3);
+  float* rz = gh + g3;  // second half of the scratch: r and z pre-activations, then n
+  for (std::size_t k = 0; k < 2 * hs; ++k) rz[k] = gi[k] + gh[k];
+  kernels::vsigmoid(rz, 2 * hs);
+  const float* r = rz;
+  const float* z = rz + hs;
+  float* n = rz + 2 * hs;
+  for (std::size_t k = 0; k < hs; ++k) n[k] = gi[2 * hs + k] + r[k] * gh[2 * hs + k];
+  kernels::vtanh(n, hs);
+  for (std::size_t k = 0; k < hs; ++k) h[k] = (1.0f - z[k]) * n[k] + z[k] * h[k];
+}
+
+}  // namespace
+
+void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float* h, float* scratch) {
+  check_cell(w, false, "gru_cell_step_projected");
+  require(x_proj != nullptr && h != nullptr && scratch != nullptr,
+          "gru: gru_cell_step_projected: x_proj, h and scratch must not be null");
+  update(w, x_proj, h, scratch);
+}
+
+void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scratch) {
+  check_cell(w, true, "gru_cell_step");
+  require(x != nullptr && h != nullptr && scratch != nullptr, "gru: gru_cell_step: x, h and scratch must not be null");
+  const std::size_t g3 = 3 * w.hidden_size;
+  std::vector<float> gi(g3);
+  kernels::gemv_nt(g3, w.input_size, x, w.weight_ih, w.input_size, gi.data());
+  if (w.bias_ih != nullptr) kernels::add(w.bias_ih, gi.data(), g3);
+  update(w, gi.data(), h, scratch);
+}
+
+Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions)
+    : input_size_(input_size), hidden_size_(hidden_size) {
+  require(input_size > 0 && hidden_size > 0, "gru: input and hidden sizes must be positive");
+  require(directions.size() == 1 || directions.size() == 2,
+          "gru: expected 1 (forward) or 2 (bidirectional) directions, got " + std::to_string(directions.size()));
+  const std::size_t g3 = 3 * hidden_size;
+  for (std::size_t d = 0; d < directions.size(); ++d) {
+    const Direction& src = directions[d];
+    const std::string name = d == 0 ? "forward direction" : "reverse direction";
+    auto check = [&](const std::vector<float>& v, std::size_t expected, const char* what, bool optional) {
+      if (optional && v.empty()) return;
+      require(v.size() == expected, "gru: " + name + ": " + what + " has " + std::to_string(v.size()) +
+                                        " values, expected " + std::to_string(expected));
+    };
+    check(src.weight_ih, g3 * input_size, "weight_ih [3H x I]", false);
+    check(src.weight_hh, g3 * hidden_size, "weight_hh [3H x H]", false);
+    check(src.bias_ih, g3, "bias_ih [3H]", true);
+    check(src.bias_hh, g3, "bias_hh [3H]", true);
+  }
+  dirs_ = std::move(directions);
+}
+
+GruCellWeights Gru::cell(std::size_t direction) const {
+  require(direction < dirs_.size(), "gru: direction " + std::to_string(direction) + " does not exist");
+  const Direction& d = dirs_[direction];
+  return GruCellWeights{input_size_, hidden_size_, d.weight_ih.data(), d.weight_hh.data(),
+                        d.bias_ih.empty() ? nullptr : d.bias_ih.data(), d.bias_hh.empty() ? nullptr : d.bias_hh.data()};
+}
+
+void Gru::forward(const float* x, std::size_t t, float* out, const float* h0, float* h_n) const {
+  require(!dirs_.empty(), "gru: forward on an empty (default-constructed) layer");
+  require(t == 0 || (x != nullptr && out != nullptr), "gru: forward: x and out must not be null");
+  const std::size_t hs = hidden_size_, g3 = 3 * hs, out_ld = output_size();
+  std::vector<float> proj(t * g3), scratch(6 * hs), h(hs);
+  for (std::size_t d = 0; d < dirs_.size(); ++d) {
+    const GruCellWeights w = cell(d);
+    // proj [T × 3H] = X W_ihᵀ + b_ih for every step at once.
+    if (t > 0)
+      kernels::gemm_nt_bias_act(t, g3, input_size_, x, input_size_, w.weight_ih, input_size_, proj.data(), g3,
+                                w.bias_ih, kernels::Activation::none);
+    for (std::size_t k = 0; k < hs; ++k) h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
+    for (std::size_t step = 0; step < t; ++step) {
+      const std::size_t pos = d == 0 ? step : t - 1 - step;
+      update(w, proj.data() + pos * g3, h.data(), scratch.data());
+      float* row = out + pos * out_ld + d * hs;
+      for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
+    }
+    if (h_n != nullptr)
+      for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
+  }
+}
+
+}  // namespace attnlens::nn

@@ -1,0 +1,138 @@
+// LSTM layer; equations and weight layout in lstm.h.
+#include "nn/lstm.h"
+
+#include <string>
+#include <utility>
+
+#include "common.h"
+#include "kernels/kernels.h"
+
+namespace attnlens::nn {
+
+namespace {
+
+void check_cell(const LstmCellWeights& w, bool needs_ih, const char* op) {
+  const std::string where = std::string("lstm: ") + op;
+  require(w.hidden_size > 0, where + ": hidden size must be positive");
+  require(w.weight_hh != nullptr, where + ": weight_hh is missing");
+  if (needs_ih) {
+    require(w.input_size > 0, where + ": input size must be positive");
+    require(w.weight_ih != nullptr, where + ": weight_ih is missing");
+  }
+}
+
+// gates [4H] hold the pre-activations z = [i | f | g | o]; updates c and h in place (PyTorch's cell).
+void activate_and_update(std::size_t hs, float* gates, float* h, float* c) {
+  float* i = gates;
+  float* f = gates + hs;
+  float* g = gates + 2 * hs;
+  float* o = gates + 3 * hs;
+  kernels::vsigmoid(i, 2 * hs);  // i and f are adjacent
+  kernels::vtanh(g, hs);
+  kernels::vsigmoid(o, hs);
+  for (std::size_t k = 0; k < hs; ++k) {
+    c[k] = f[k] * c[k] + i[k] * g[k];
+    g[k] = c[k];  // g is spent: reuse its slot for tanh(c_t)
+  }
+  kernels::vtanh(g, hs);
+  for (std::size_t k = 0; k < hs; ++k) h[k] = o[k] * g[k];
+}
+
+}  // namespace
+
+void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, float* h, float* c, float* gates) {
+  check_cell(w, false, "lstm_cell_step_projected");
+  require(x_proj != nullptr && h != nullptr && c != nullptr && gates != nullptr,
+          "lstm: lstm_cell_step_projected: x_proj, h, c and gates must not be null");
+  const std::size_t hs = w.hidden_size, g4 = 4 * hs;
+  for (std::size_t k = 0; k < g4; ++k) gates[k] = x_proj[k];
+  kernels::gemv_nt(g4, hs, h, w.weight_hh, hs, gates, /*accumulate=*/true);  // + W_hh h_{t−1}
+  activate_and_update(hs, gates, h, c);
+}
+
+void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c, float* gates) {
+  check_cell(w, true, "lstm_cell_step");
+  require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,
+          "lstm: lstm_cell_step: x, h, c and gates must not be null");
+  const std::size_t hs = w.hidden_size, g4 = 4 * hs;
+  kernels::gemv_nt(g4, w.input_size, x, w.weight_ih, w.input_size, gates);  // W_ih x_t
+  if (w.bias != nullptr) kernels::add(w.bias, gates, g4);
+  kernels::gemv_nt(g4, hs, h, w.weight_hh, hs, gates, /*accumulate=*/true);
+  activate_and_update(hs, gates, h, c);
+}
+
+Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions)
+    : input_size_(input_size), hidden_size_(hidden_size) {
+  require(input_size > 0 && hidden_size > 0, "lstm: input and hidden sizes must be positive");
+  require(directions.size() == 1 || directions.size() == 2,
+          "lstm: expected 1 (forward) or 2 (bidirectional) directions, got " + std::to_string(directions.size()));
+  const std::size_t g4 = 4 * hidden_size;
+  for (std::size_t d = 0; d < directions.size(); ++d) {
+    Direction& src = directions[d];
+    const std::string name = d == 0 ? "forward direction" : "reverse direction";
+    auto check = [&](const std::vector<float>& v, std::size_t expected, const char* what, bool optional) {
+      if (optional && v.empty()) return;
+      require(v.size() == expected, "lstm: " + name + ": " + what + " has " + std::to_string(v.size()) +
+                                        " values, expected " + std::to_string(expected));
+    };
+    check(src.weight_ih, g4 * input_size, "weight_ih [4H x I]", false);
+    check(src.weight_hh, g4 * hidden_size, "weight_hh [4H x H]", false);
+    check(src.bias_ih, g4, "bias_ih [4H]", true);
+    check(src.bias_hh, g4, "bias_hh [4H]", true);
+    Dir dir;
+    dir.w_ih = std::move(src.weight_ih);
+    dir.w_hh = std::move(src.weight_hh);
+    dir.bias.assign(g4, 0.0f);
+    // b_ih + b_hh summed once, in the same order PyTorch's fused kernel adds them.
+    if (!src.bias_ih.empty()) kernels::add(src.bias_ih.data(), dir.bias.data(), g4);
+    if (!src.bias_hh.empty()) kernels::add(src.bias_hh.data(), dir.bias.data(), g4);
+    dirs_.push_back(std::move(dir));
+  }
+}
+
+LstmCellWeights Lstm::cell(std::size_t direction) const {
+  require(direction < dirs_.size(), "lstm: direction " + std::to_string(direction) + " does not exist");
+  const Dir& d = dirs_[direction];
+  return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data()};
+}
+
+void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, const float* c0, float* h_n,
+                   float* c_n) const {
+  require(!dirs_.empty(), "lstm: forward on an empty (default-constructed) layer");
+  require(t == 0 || (x != nullptr && out != nullptr), "lstm: forward: x and out must not be null");
+  const std::size_t hs = hidden_size_, g4 = 4 * hs, out_ld = output_size();
+  std::vector<float> proj(t * g4), gates(g4), h(hs), c(hs);
+  for (std::size_t d = 0; d < dirs_.size(); ++d) {
+    const Dir& dir = dirs_[d];
+    // Input projection of every step at once: proj [T × 4H] = X W_ihᵀ + (b_ih + b_hh).
+    if (t > 0) {
+      kernels::gemm_nt_bias_act(t, g4, input_size_, x, input_size_, dir.w_ih.data(), input_size_, proj.data(), g4,
+                                dir.bias.data(), kernels::Activation::none);
+    }
+    for (std::size_t k = 0; k < hs; ++k) {
+      h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
+      c[k] = c0 != nullptr ? c0[d * hs + k] : 0.0f;
+    }
+    const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data()};
+    for (std::size_t step = 0; step < t; ++step) {
+      const std::size_t pos = d == 0 ? step : t - 1 - step;
+      lstm_cell_step_projected(w, proj.data() + pos * g4, h.data(), c.data(), gates.data());
+      float* row = out + pos * out_ld + d * hs;
+      for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
+    }
+    if (h_n != nullptr)
+      for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
+    if (c_n != nullptr)
+      for (std::size_t k = 0; k < hs; ++k) c_n[d * hs + k] = c[k];
+  }
+}
+
+std::vector<float> Lstm::forward(const std::vector<float>& x, std::size_t t) const {
+  require(x.size() == t * input_size_, "lstm: forward: x has " + std::to_string(x.size()) + " values, expected T·I = " +
+                                           std::to_string(t * input_size_));
+  std::vector<float> out(t * output_size());
+  forward(x.data(), t, out.data());
+  return out;
+}
+
+}  // namespace attnlens::nn

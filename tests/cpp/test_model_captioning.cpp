@@ -1,0 +1,374 @@
+// Captioning engine against PyTorch (tests/goldens/captioning/make_captioning_goldens.py, models/training/captioning):
+//   - preprocessing (alpha over white, half-pixel bilinear resize, x/127.5 − 1) on odd sizes, 1×1 and a tall image;
+//   - MobileNetV2 on the four ImageNet sanity images: logits vs PyTorch and the expected top-5 (expected_top5.json);
+//   - the Show-Attend-Tell decoder (a seeded random tiny one over the real encoder): greedy logits, attention and
+//     gates per step, greedy and beam (3) tokens and attention;
+//   - bad input: empty, 1×1, 8000×8000, grey, fully transparent, short buffers, broken bundles.
+// Tolerance: abs ≤ 1e-4 or rel ≤ 1e-3 (DESIGN.md section 6).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api.h"
+#include "image/pnm.h"
+#include "image/preprocess.h"
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "models/mobilenet_v2.h"
+#include "models/show_attend_tell.h"
+
+namespace {
+
+using attnlens::Error;
+namespace api = attnlens::api;
+namespace io = attnlens::io;
+namespace image = attnlens::image;
+namespace models = attnlens::models;
+
+const std::string kSource = ATTNLENS_SOURCE_DIR;
+const std::string kGoldenDir = kSource + "/tests/goldens/captioning";
+const std::string kEncoderDir = kSource + "/models/mobilenet-v2-imagenet";
+const std::string kTinyDir = kGoldenDir + "/tiny-sat";
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+const io::SafeTensors& golden() {
+  static const io::SafeTensors g = io::SafeTensors::load(kGoldenDir + "/golden.safetensors");
+  return g;
+}
+const nlohmann::json& golden_json() {
+  static const nlohmann::json j = nlohmann::json::parse(read_file(kGoldenDir + "/golden.json"));
+  return j;
+}
+const models::MobileNetV2& encoder() {
+  static const models::MobileNetV2 m = models::MobileNetV2::from_bundle(io::Bundle::load(kEncoderDir));
+  return m;
+}
+
+// |a − e| ≤ 1e-4 or ≤ 1e-3·|e| for every element; reports the worst one.
+void check_close(const std::string& what, const float* actual, std::size_t n_actual, const std::string& golden_name) {
+  const std::vector<float> expected = golden().to_float(golden_name);
+  REQUIRE_MESSAGE(n_actual == expected.size(), what << ": " << n_actual << " values, golden has " << expected.size());
+  double worst = 0;
+  std::size_t worst_i = 0;
+  bool ok = true;
+  for (std::size_t i = 0; i < n_actual; ++i) {
+    const double d = std::fabs(static_cast<double>(actual[i]) - expected[i]);
+    if (d > worst) {
+      worst = d;
+      worst_i = i;
+    }
+    if (!(d <= 1e-4 || d <= 1e-3 * std::fabs(expected[i]))) ok = false;
+  }
+  CHECK_MESSAGE(ok, what << ": max |diff| " << worst << " at " << worst_i);
+}
+
+std::vector<std::uint8_t> golden_pixels(const std::string& name, std::size_t& h, std::size_t& w) {
+  const io::TensorInfo& info = golden().info(name);
+  REQUIRE(info.shape.size() == 3);
+  REQUIRE(info.shape[2] == 4);
+  h = info.shape[0];
+  w = info.shape[1];
+  std::vector<std::uint8_t> px;
+  for (float v : golden().to_float(name)) px.push_back(static_cast<std::uint8_t>(v));
+  return px;
+}
+
+
+}  // namespace
+
+TEST_CASE("captioning: resize axis follows the half-pixel formula") {
+  // in 4 → out 2: s = (d + 0.5)·2 − 0.5 = 0.5, 2.5
+  const image::ResizeAxis a = image::resize_axis(4, 2);
+  CHECK(a.i0 == std::vector<std::size_t>{0, 2});
+  CHECK(a.i1 == std::vector<std::size_t>{1, 3});
+  CHECK(a.w == std::vector<float>{0.5f, 0.5f});
+  // upscale 2 → 4: s = (d + 0.5)/2 − 0.5 = −0.25 (→ 0), 0.25, 0.75, 1.25 (i0 = 1, i1 clamped to 1)
+  const image::ResizeAxis b = image::resize_axis(2, 4);
+  CHECK(b.i0 == std::vector<std::size_t>{0, 0, 0, 1});
+  CHECK(b.i1 == std::vector<std::size_t>{1, 1, 1, 1});
+  CHECK(b.w == std::vector<float>{0.0f, 0.25f, 0.75f, 0.25f});
+  CHECK(image::rows_needed(8000, 224).size() <= 448);
+  CHECK(image::rows_needed(1, 224) == std::vector<std::size_t>{0});
+}
+
+TEST_CASE("captioning: preprocessing composites over white and normalises") {
+  // 1×1 RGBA (0, 0, 0, 0) → white (255) → 1.0 everywhere; (0, 128, 255, 255) → −1, 128/127.5 − 1, 1
+  const std::uint8_t clear[4] = {0, 0, 0, 0};
+  for (float v : image::preprocess(clear, 4, 1, 1, 4, 8)) CHECK(v == 1.0f);
+  const std::uint8_t px[4] = {0, 128, 255, 255};
+  const std::vector<float> x = image::preprocess(px, 4, 1, 1, 4, 4);
+  CHECK(x[0] == -1.0f);
+  CHECK(x[1] == 128.0f / 127.5f - 1.0f);
+  CHECK(x[2] == 1.0f);
+  // grey and RGB forms of the same picture give the same tensor as RGBA with alpha 255
+  const std::uint8_t grey[6] = {0, 50, 100, 150, 200, 250};
+  std::vector<std::uint8_t> rgba;
+  for (std::uint8_t g : grey) rgba.insert(rgba.end(), {g, g, g, 255});
+  CHECK(image::preprocess(grey, 6, 3, 2, 1, 5) == image::preprocess(rgba.data(), rgba.size(), 3, 2, 4, 5));
+  // bad sizes
+  CHECK_THROWS_AS(image::preprocess(nullptr, 0, 0, 0, 4), Error);
+  CHECK_THROWS_WITH_AS(image::preprocess(px, 3, 1, 1, 4), doctest::Contains("needs exactly 4"), Error);
+  CHECK_THROWS_AS(image::preprocess(px, 4, 1, 1, 2), Error);
+  CHECK_THROWS_WITH_AS(image::check_image_dims(70000, 1, 4), doctest::Contains("too large"), Error);
+}
+
+TEST_CASE("captioning: MobileNetV2 classifies the four ImageNet sanity images like PyTorch") {
+  const nlohmann::json& sanity = golden_json().at("sanity");
+  REQUIRE(sanity.size() == 4);
+  const models::MobileNetV2& enc = encoder();
+  REQUIRE(enc.has_classifier());
+  CHECK(enc.num_classes() == 1000);
+  for (auto it = sanity.begin(); it != sanity.end(); ++it) {
+    const std::string name = it.key();
+    const nlohmann::json& meta = it.value();
+    CAPTURE(name);
+    const image::DecodedImage img = image::decode_pnm(read_file(kGoldenDir + "/" + meta.at("ppm").get<std::string>()),
+                                                      name);
+    REQUIRE(img.width == 224);
+    REQUIRE(img.channels == 3);
+    const std::vector<float> x = image::preprocess(img.pixels.data(), img.pixels.size(), img.width, img.height, 3);
+    const std::vector<float> grid = enc.features(x.data(), 224);
+    REQUIRE(grid.size() == 49 * 1280);
+    const std::vector<float> logits = enc.classify(grid.data(), 49);
+    check_close("sanity " + name + " logits", logits.data(), logits.size(), "sanity/" + name + "/imagenet_logits");
+    std::vector<int> order(logits.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                      [&](int a, int b) { return logits[a] > logits[b]; });
+    order.resize(5);
+    CHECK(order == meta.at("top5").get<std::vector<int>>());  // = expected_top5.json "torch_tf_same_padding_top5"
+    CHECK(order[0] == meta.at("tflite_reference_top1").get<int>());  // and the TFLite reference's top-1
+  }
+}
+
+TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageClassifier)") {
+  const auto clf = api::ImageClassifier::load(kEncoderDir);
+  CHECK(clf->num_classes() == 1000);
+  const image::DecodedImage img = image::decode_pnm(read_file(kGoldenDir + "/sanity/cat.ppm"), "cat");
+  const auto top = clf->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, 3, 3);
+  REQUIRE(top.size() == 3);
+  CHECK(top[0].index == 285);
+  CHECK(top[0].label == "Egyptian cat");
+  CHECK(top[0].probability > 0.9f);  // expected_top5.json: 0.9379 (PyTorch), 0.9451 (TFLite)
+  CHECK(top[0].probability >= top[1].probability);
+  CHECK_THROWS_WITH_AS(api::ImageClassifier::load(kTinyDir), doctest::Contains("not a mobilenet-v2"), Error);
+}
+
+TEST_CASE("captioning: pixels to caption matches PyTorch (tiny random decoder over the real encoder)") {
+  const io::Bundle tiny = io::Bundle::load(kTinyDir);
+  const models::ShowAttendTell dec = models::ShowAttendTell::from_bundle(tiny);
+  tiny.check_all_tensors_used();
+  const auto captioner = api::Captioner::load(kTinyDir, kEncoderDir);
+  const nlohmann::json& cases = golden_json().at("cases");
+  REQUIRE(cases.size() >= 3);
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const nlohmann::json& c = cases[ci];
+    const std::string p = "case" + std::to_string(ci) + "/";
+    const std::string name = c.at("name").get<std::string>();
+    CAPTURE(name);
+    std::size_t h = 0, w = 0;
+    const std::vector<std::uint8_t> px = golden_pixels(p + "pixels", h, w);
+    const std::vector<float> x = image::preprocess(px.data(), px.size(), w, h, 4);
+    std::vector<float> rows;
+    for (int r : c.at("input_rows").get<std::vector<int>>())
+      rows.insert(rows.end(), x.begin() + r * 224 * 3, x.begin() + (r + 1) * 224 * 3);
+    check_close(name + " input rows", rows.data(), rows.size(), p + "input_rows");
+    const std::vector<float> grid = encoder().features(x.data(), 224);
+    std::vector<float> cells;
+    for (int cell : c.at("grid_cells").get<std::vector<int>>())
+      cells.insert(cells.end(), grid.begin() + cell * 1280, grid.begin() + (cell + 1) * 1280);
+    check_close(name + " grid cells", cells.data(), cells.size(), p + "grid_cells");
+    const std::vector<float> logits_in = encoder().classify(grid.data(), 49);
+    check_close(name + " imagenet logits", logits_in.data(), logits_in.size(), p + "imagenet_logits");
+
+    const models::ShowAttendTell::Encoded e = dec.encode(grid.data(), 49);
+    const models::SatDecodeResult g = dec.greedy(e);
+    CHECK(g.tokens == c.at("greedy").at("token_ids").get<std::vector<int>>());
+    CHECK(g.steps == c.at("greedy").at("steps").get<std::size_t>());
+    check_close(name + " greedy logits", g.logits.data(), g.logits.size(), p + "greedy/logits");
+    check_close(name + " greedy attention", g.alphas.data(), g.alphas.size(), p + "greedy/attention");
+    check_close(name + " greedy beta", g.betas.data(), g.betas.size(), p + "greedy/beta");
+
+    const models::SatDecodeResult b = dec.beam(e, 3);
+    CHECK(b.tokens == c.at("beam").at("token_ids").get<std::vector<int>>());
+    CHECK(b.steps == c.at("beam").at("steps").get<std::size_t>());
+    CHECK(std::fabs(b.score - c.at("beam").at("score").get<double>()) <= 1e-3);
+    check_close(name + " beam attention", b.alphas.data(), b.alphas.size(), p + "beam/attention");
+
+    // the same through the API, from RGBA pixels
+    api::CaptionParams greedy_params;
+    greedy_params.num_beams = 1;
+    const api::CaptionResult rg = captioner->caption(px.data(), px.size(), w, h, greedy_params);
+    CHECK(rg.text == c.at("greedy").at("text").get<std::string>());
+    REQUIRE(rg.attention.dims == std::vector<std::size_t>{g.steps, 7, 7});
+    CHECK(rg.tokens.size() == g.steps);
+    check_close(name + " api greedy attention", rg.attention.data.data(), rg.attention.size(), p + "greedy/attention");
+    const api::CaptionResult rb = captioner->caption(px.data(), px.size(), w, h);  // bundle default: 3 beams
+    CHECK(rb.num_beams == 3);
+    CHECK(rb.text == c.at("beam").at("text").get<std::string>());
+    check_close(name + " api beam attention", rb.attention.data.data(), rb.attention.size(), p + "beam/attention");
+  }
+}
+
+TEST_CASE("captioning: bad images give a caption or a clear Error") {
+  const auto cap = api::Captioner::load(kTinyDir, kEncoderDir);
+  api::CaptionParams prm;
+  prm.num_beams = 1;
+  prm.max_new_tokens = 4;
+  // 0×0 and short buffers
+  CHECK_THROWS_WITH_AS(cap->caption(nullptr, 0, 0, 0, prm), doctest::Contains("empty"), Error);
+  std::vector<std::uint8_t> buf(10 * 10 * 4 - 1, 128);
+  CHECK_THROWS_WITH_AS(cap->caption(buf.data(), buf.size(), 10, 10, prm), doctest::Contains("needs exactly 400"),
+                       Error);
+  CHECK_THROWS_AS(cap->caption(buf.data(), buf.size(), 10, 10, prm, 2), Error);
+  // 1×1
+  const std::uint8_t one[4] = {10, 200, 30, 255};
+  const api::CaptionResult r1 = cap->caption(one, 4, 1, 1, prm);
+  CHECK(!r1.tokens.empty());
+  CHECK(r1.attention.dims[0] == r1.tokens.size());
+  // fully transparent == white, whatever the colour under alpha 0
+  std::vector<std::uint8_t> clear(16 * 9 * 4, 0), white(16 * 9 * 4, 255);
+  for (std::size_t i = 0; i < clear.size(); i += 4) clear[i] = 77;
+  CHECK(cap->caption(clear.data(), clear.size(), 16, 9, prm).token_ids ==
+        cap->caption(white.data(), white.size(), 16, 9, prm).token_ids);
+  // grey (1 channel) == the same picture as RGBA
+  std::vector<std::uint8_t> grey(30 * 20), grey_rgba;
+  for (std::size_t i = 0; i < grey.size(); ++i) grey[i] = static_cast<std::uint8_t>(i * 7);
+  for (std::uint8_t g : grey) grey_rgba.insert(grey_rgba.end(), {g, g, g, 255});
+  const api::CaptionResult rg1 = cap->caption(grey.data(), grey.size(), 30, 20, prm, 1);
+  const api::CaptionResult rg4 = cap->caption(grey_rgba.data(), grey_rgba.size(), 30, 20, prm);
+  CHECK(rg1.token_ids == rg4.token_ids);
+  CHECK(rg1.attention.data == rg4.attention.data);
+  // 8000×8000 through the row interface: only ≤ 448 rows are read, no 256 MB buffer is needed
+  std::vector<std::uint8_t> row(8000 * 4);
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<std::uint8_t>((i * 13) % 256);
+  std::size_t rows_read = 0;
+  const api::CaptionResult big = cap->caption_rows(
+      [&](std::size_t y) {
+        ++rows_read;
+        REQUIRE(y < 8000);
+        return row.data();
+      },
+      8000, 8000, prm);
+  CHECK(rows_read <= 448);
+  CHECK(!big.tokens.empty());
+  CHECK_THROWS_WITH_AS(cap->caption_rows([&](std::size_t) { return row.data(); }, 70000, 10, prm),
+                       doctest::Contains("too large"), Error);
+  // options
+  CHECK_THROWS_WITH_AS(api::caption_params("{\"num_beam\": 2}"), doctest::Contains("unknown caption option"), Error);
+  CHECK(api::caption_params("{\"num_beams\": 2, \"max_new_tokens\": 5}").num_beams == 2);
+  prm.output_attentions = false;
+  CHECK(cap->caption(one, 4, 1, 1, prm).attention.size() == 0);
+  prm.max_new_tokens = 2;
+  CHECK(cap->caption(one, 4, 1, 1, prm).tokens.size() <= 2);
+}
+
+TEST_CASE("captioning: broken bundles are reported") {
+  // the encoder bundle is found next to the captioning bundle by name; here it is not there
+  CHECK_THROWS_WITH_AS(api::Captioner::load(kTinyDir), doctest::Contains("mobilenet-v2-imagenet"), Error);
+  // an encoder where the decoder should be, and vice versa
+  CHECK_THROWS_WITH_AS(api::Captioner::load(kEncoderDir, kEncoderDir), doctest::Contains("not an image captioner"),
+                       Error);
+  CHECK_THROWS_AS(api::Captioner::load(kTinyDir, kTinyDir), Error);
+  // the PNM reader
+  CHECK_THROWS_WITH_AS(image::decode_pnm("\x89PNG....", "x.png"), doctest::Contains("P5/P6"), Error);
+  CHECK_THROWS_WITH_AS(image::decode_pnm("P6\n4 4\n255\nabc", "short.ppm"), doctest::Contains("truncated"), Error);
+  CHECK_THROWS_AS(image::decode_pnm("P6\n0 4\n255\n", "empty.ppm"), Error);
+  const image::DecodedImage ok = image::decode_pnm("P5\n# c\n2 1\n255\n\x01\x02", "ok.pgm");
+  CHECK(ok.width == 2);
+  CHECK(ok.pixels == std::vector<std::uint8_t>{1, 2});
+}
+
+namespace {
+
+// Parity of a trained captioning bundle with the goldens its export wrote (models/training/captioning/export.py:
+// models/<name>/golden.json + golden.safetensors). Skipped while the bundle is not exported yet.
+void check_bundle_goldens(const std::string& dir) {
+  const std::string golden_json_path = dir + "/golden.json";
+  if (!std::ifstream(golden_json_path).good()) {
+    MESSAGE("no goldens in " << dir << " (bundle not exported yet): skipped");
+    return;
+  }
+  const nlohmann::json meta = nlohmann::json::parse(read_file(golden_json_path));
+  const io::SafeTensors g = io::SafeTensors::load(dir + "/golden.safetensors");
+  const io::Bundle cap_bundle = io::Bundle::load(dir);
+  const models::ShowAttendTell dec = models::ShowAttendTell::from_bundle(cap_bundle);
+  const auto captioner = api::Captioner::load(dir);  // finds ../mobilenet-v2-imagenet itself
+  auto close = [&](const std::string& what, const std::vector<float>& actual, const std::string& name) {
+    const std::vector<float> expected = g.to_float(name);
+    REQUIRE_MESSAGE(actual.size() == expected.size(), what << ": size " << actual.size() << " vs " << expected.size());
+    double worst = 0;
+    bool ok = true;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      const double d = std::fabs(static_cast<double>(actual[i]) - expected[i]);
+      worst = std::max(worst, d);
+      if (!(d <= 1e-4 || d <= 1e-3 * std::fabs(expected[i]))) ok = false;
+    }
+    CHECK_MESSAGE(ok, what << ": max |diff| " << worst);
+  };
+  const auto& cases = meta.at("cases");
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const auto& c = cases[ci];
+    const std::string p = "case" + std::to_string(ci) + "/";
+    const std::string what = dir + " " + c.at("name").get<std::string>();
+    CAPTURE(what);
+    std::vector<std::uint8_t> px;
+    std::size_t w = 0, h = 0;
+    if (c.contains("pixels_ppm") && !c["pixels_ppm"].is_null()) {
+      const image::DecodedImage img =
+          image::decode_pnm(read_file(kSource + "/" + c["pixels_ppm"].get<std::string>()), what);
+      w = img.width;
+      h = img.height;
+      for (std::size_t i = 0; i < img.pixels.size(); i += 3) px.insert(px.end(), {img.pixels[i], img.pixels[i + 1],
+                                                                                 img.pixels[i + 2], 255});
+    } else {
+      const io::TensorInfo& info = g.info(p + "pixels");
+      REQUIRE(info.shape.size() == 3);
+      h = info.shape[0];
+      w = info.shape[1];
+      for (float v : g.to_float(p + "pixels")) px.push_back(static_cast<std::uint8_t>(v));
+    }
+    const std::vector<float> x = image::preprocess(px.data(), px.size(), w, h, 4);
+    const std::vector<float> grid = encoder().features(x.data(), 224);
+    std::vector<float> cells;
+    for (int cell : c.at("grid_cells").get<std::vector<int>>())
+      cells.insert(cells.end(), grid.begin() + cell * 1280, grid.begin() + (cell + 1) * 1280);
+    close(what + " grid cells", cells, p + "grid_cells");
+    const models::ShowAttendTell::Encoded e = dec.encode(grid.data(), 49);
+    const models::SatDecodeResult gr = dec.greedy(e);
+    CHECK(gr.tokens == c.at("greedy").at("token_ids").get<std::vector<int>>());
+    close(what + " greedy logits", gr.logits, p + "greedy/logits");
+    close(what + " greedy attention", gr.alphas, p + "greedy/attention");
+    close(what + " greedy beta", gr.betas, p + "greedy/beta");
+    const int beams = c.at("beam").at("num_beams").get<int>();
+    const models::SatDecodeResult b = dec.beam(e, static_cast<std::size_t>(beams));
+    CHECK(b.tokens == c.at("beam").at("token_ids").get<std::vector<int>>());
+    close(what + " beam attention", b.alphas, p + "beam/attention");
+    api::CaptionParams prm;
+    prm.num_beams = beams;
+    CHECK(captioner->caption(px.data(), px.size(), w, h, prm).text == c.at("beam").at("text").get<std::string>());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("captioning: trained bundles match their PyTorch goldens (flickr8k-mobilenet, shapes)") {
+  check_bundle_goldens(kSource + "/models/flickr8k-mobilenet");
+  check_bundle_goldens(kSource + "/models/shapes");
+  // developer aid: another exported bundle (its encoder bundle must sit next to it)
+  if (const char* extra = std::getenv("ATTNLENS_CAPTION_BUNDLE")) check_bundle_goldens(extra);
+}

@@ -1,0 +1,392 @@
+// Translation parity with PyTorch (models/training/translation): the engine's forward pass, incremental decoder and
+// search against golden dumps made by the recipe from the same bundle.
+//   Transformer: models/de-en-transformer/golden.{json,safetensors} (make_goldens.py): 20 val sentences, every
+//     encoder-self, decoder-self and cross-attention map of every layer and head, teacher-forced logits (full for
+//     case 0; top-16, logsumexp and mean for all), greedy and beam-4 outputs.
+//   RNNs: tiny randomly initialised bundles + goldens under tests/goldens/translation/ (make_rnn_goldens.py).
+// Tolerance: |engine − golden| ≤ 1e-4 or ≤ 1e-3·|golden| (golden.h), the goldens' own "tolerance".
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api.h"
+#include "decode/search.h"
+#include "golden.h"
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "models/rnn_seq2seq.h"
+#include "models/transformer_seq2seq.h"
+#include "trace/trace.h"
+
+namespace {
+
+using attnlens::AttentionTrace;
+using attnlens::testing::GoldenTensor;
+
+std::string source_path(const std::string& relative) { return std::string(ATTNLENS_SOURCE_DIR) + "/" + relative; }
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
+  nlohmann::json j;
+  in >> j;
+  return j;
+}
+
+GoldenTensor golden_tensor(const attnlens::io::SafeTensors& st, const std::string& name) {
+  GoldenTensor t;
+  t.dims = st.info(name).shape;
+  if (st.info(name).dtype == attnlens::io::DType::kI32 || st.info(name).dtype == attnlens::io::DType::kI64) {
+    for (auto v : st.to_int64(name)) t.data.push_back(static_cast<float>(v));
+  } else {
+    t.data = st.to_float(name);
+  }
+  return t;
+}
+
+void check_close(const float* actual, std::size_t count, const GoldenTensor& expected, const std::string& label) {
+  const auto cmp = attnlens::testing::compare(actual, count, expected, label);
+  INFO(cmp.report);
+  CHECK(cmp.ok);
+}
+
+const attnlens::AttentionMap* find_map(const AttentionTrace& trace, const std::string& name, int layer, int head) {
+  for (const auto& m : trace.maps())
+    if (m.name == name && m.layer == layer && m.head == head) return &m;
+  return nullptr;
+}
+
+std::vector<int> ids_of(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
+
+// Teacher-forced logits (full / top-16 / logsumexp / mean) and every attention map of one golden case.
+void check_teacher_forced_case(const attnlens::models::Seq2SeqModel& model, const nlohmann::json& c,
+                               const attnlens::io::SafeTensors& golden, std::size_t vocab) {
+  const std::string key = c["name"].get<std::string>();
+  const std::vector<int> src = ids_of(c["source_ids"]);
+  const std::vector<int> tgt_in = ids_of(c["target_in_ids"]);
+  AttentionTrace trace;
+  const std::vector<float> logits = model.forward(src, tgt_in, &trace);
+  const std::size_t T = tgt_in.size();
+  REQUIRE(logits.size() == T * vocab);
+  if (c.value("full_logits", false)) check_close(logits.data(), logits.size(), golden_tensor(golden, key + "/logits"), key + "/logits");
+
+  // At the golden top-16 ids the engine's logits equal the golden values; its own arg max is the golden one.
+  const GoldenTensor top_ids = golden_tensor(golden, key + "/logits_top_ids");
+  const GoldenTensor top_values = golden_tensor(golden, key + "/logits_top_values");
+  const std::size_t K = top_ids.dim(1);
+  std::vector<float> at_ids(T * K), lse(T), mean(T);
+  for (std::size_t t = 0; t < T; ++t) {
+    const float* row = logits.data() + t * vocab;
+    for (std::size_t j = 0; j < K; ++j) at_ids[t * K + j] = row[static_cast<std::size_t>(top_ids.data[t * K + j])];
+    const std::size_t arg = static_cast<std::size_t>(std::max_element(row, row + vocab) - row);
+    const float gap = top_values.data[t * K] - top_values.data[t * K + 1];
+    if (gap > 1e-3f) CHECK_MESSAGE(arg == static_cast<std::size_t>(top_ids.data[t * K]), key << " step " << t);
+    double mx = row[0], sum = 0, total = 0;
+    for (std::size_t w = 0; w < vocab; ++w) mx = std::max(mx, static_cast<double>(row[w]));
+    for (std::size_t w = 0; w < vocab; ++w) {
+      sum += std::exp(static_cast<double>(row[w]) - mx);
+      total += row[w];
+    }
+    lse[t] = static_cast<float>(mx + std::log(sum));
+    mean[t] = static_cast<float>(total / static_cast<double>(vocab));
+  }
+  check_close(at_ids.data(), at_ids.size(), top_values, key + "/logits_top_values");
+  check_close(lse.data(), T, golden_tensor(golden, key + "/logits_logsumexp"), key + "/logits_logsumexp");
+  check_close(mean.data(), T, golden_tensor(golden, key + "/logits_mean"), key + "/logits_mean");
+
+  // Every attention map the golden holds: Transformer (H, Q, K) per layer, RNN (T, S).
+  std::size_t compared = 0;
+  for (const auto& a : c["attentions"]) {
+    const GoldenTensor g = golden_tensor(golden, a["key"].get<std::string>());
+    const std::string name = a["name"].get<std::string>();
+    const int layer = a["layer"].get<int>();
+    if (g.dims.size() == 3) {
+      const std::size_t H = g.dims[0], Q = g.dims[1], Kd = g.dims[2];
+      for (std::size_t h = 0; h < H; ++h) {
+        const auto* m = find_map(trace, name, layer, static_cast<int>(h));
+        REQUIRE_MESSAGE(m != nullptr, key << ": no map " << name << " layer " << layer << " head " << h);
+        REQUIRE(m->dims == std::vector<std::size_t>{Q, Kd});
+        GoldenTensor head;
+        head.dims = {Q, Kd};
+        head.data.assign(g.data.begin() + static_cast<std::ptrdiff_t>(h * Q * Kd),
+                         g.data.begin() + static_cast<std::ptrdiff_t>((h + 1) * Q * Kd));
+        check_close(m->data.data(), m->data.size(), head, a["key"].get<std::string>() + "/head" + std::to_string(h));
+        ++compared;
+      }
+    } else {
+      const auto* m = find_map(trace, name, layer, -1);
+      REQUIRE_MESSAGE(m != nullptr, key << ": no map " << name);
+      CHECK(m->dims == g.dims);
+      check_close(m->data.data(), m->data.size(), g, a["key"].get<std::string>());
+      ++compared;
+    }
+  }
+  CHECK(compared > 0);
+  CHECK(compared == trace.size());  // the engine records exactly the maps PyTorch computed, no more
+}
+
+void check_search_case(const attnlens::models::Seq2SeqModel& model, const nlohmann::json& c, const nlohmann::json& dec) {
+  const std::vector<int> src = ids_of(c["source_ids"]);
+  const auto limit = [&](const nlohmann::json& d) {
+    int m = d["max_len_a"].get<int>() * static_cast<int>(src.size()) + d["max_len_b"].get<int>();
+    return std::min(m, static_cast<int>(model.max_target_positions()));
+  };
+  {
+    attnlens::decode::SearchParams p;
+    p.num_beams = 1;
+    p.max_new_tokens = limit(dec["greedy"]);
+    auto step = model.start(src, nullptr);
+    const auto r = attnlens::decode::search(*step, p);
+    CHECK_MESSAGE(r.tokens == ids_of(c["greedy"]["ids"]), c["name"].get<std::string>() << " greedy");
+  }
+  {
+    const auto& b = dec["beam"];
+    attnlens::decode::SearchParams p;
+    p.num_beams = b["num_beams"].get<int>();
+    p.alpha = b["alpha"].get<double>();
+    p.coverage_beta = b["coverage_penalty_beta"].get<double>();
+    p.max_new_tokens = limit(b);
+    auto step = model.start(src, nullptr);
+    const auto r = attnlens::decode::search(*step, p);
+    const std::string beam_key = "beam" + std::to_string(p.num_beams);
+    CHECK_MESSAGE(r.tokens == ids_of(c[beam_key]["ids"]), c["name"].get<std::string>() << " " << beam_key);
+    // Where the golden has them: the chosen hypothesis' log-probability and its normalised score
+    // (score / lp + coverage penalty), which pins the length and coverage penalties themselves.
+    if (c[beam_key].contains("normalised")) {
+      CHECK(r.score == doctest::Approx(c[beam_key]["score"].get<double>()).epsilon(1e-4));
+      CHECK(r.normalised == doctest::Approx(c[beam_key]["normalised"].get<double>()).epsilon(1e-4));
+      CHECK(r.hypotheses == c[beam_key]["finished"].get<int>());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("translation: Transformer parity with PyTorch on the 20 golden sentences (logits, every map)") {
+  const auto bundle = attnlens::io::Bundle::load(source_path("models/de-en-transformer"));
+  const attnlens::models::TransformerSeq2Seq model(bundle);
+  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
+  const auto golden = attnlens::io::SafeTensors::load(source_path("models/de-en-transformer/golden.safetensors"));
+  REQUIRE(golden_json["cases"].size() >= 20);
+  for (const auto& c : golden_json["cases"]) {
+    CAPTURE(c["name"].get<std::string>());
+    check_teacher_forced_case(model, c, golden, model.vocab_size());
+  }
+}
+
+TEST_CASE("translation: Transformer greedy and beam-4 outputs equal the PyTorch decoder's") {
+  const auto bundle = attnlens::io::Bundle::load(source_path("models/de-en-transformer"));
+  const attnlens::models::TransformerSeq2Seq model(bundle);
+  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
+  for (const auto& c : golden_json["cases"]) check_search_case(model, c, golden_json["decoding"]);
+}
+
+TEST_CASE("translation: RNN parity with PyTorch on tiny random bundles (additive GRU, general LSTM)") {
+  for (const char* name : {"rnn-additive", "rnn-general"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("tests/goldens/translation/") + name);
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    const auto model = attnlens::models::make_rnn_seq2seq(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    const auto golden = attnlens::io::SafeTensors::load(dir + "/golden.safetensors");
+    REQUIRE(golden_json["cases"].size() >= 5);
+    for (const auto& c : golden_json["cases"]) {
+      CAPTURE(c["name"].get<std::string>());
+      check_teacher_forced_case(*model, c, golden, model->vocab_size());
+      check_search_case(*model, c, golden_json["decoding"]);
+    }
+  }
+}
+
+TEST_CASE("translation: api::Translator end to end on the tiny RNN bundles") {
+  for (const char* name : {"rnn-additive", "rnn-general"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("tests/goldens/translation/") + name);
+    const auto golden_json = read_json(dir + "/golden.json");
+    const auto& c0 = golden_json["cases"][0];
+    const auto tr = attnlens::api::Translator::load(dir);
+    CHECK(tr->architecture() == "rnn-seq2seq");
+    attnlens::api::TranslationParams p;  // bundle defaults: its beam width, alpha and coverage penalty
+    const auto out = tr->translate(c0["text"].get<std::string>(), p);
+    CHECK(out.source_ids == ids_of(c0["source_ids"]));  // the engine's BPE, then </s>
+    const std::string beam_key = "beam" + std::to_string(golden_json["decoding"]["beam"]["num_beams"].get<int>());
+    CHECK(out.target_ids == ids_of(c0[beam_key]["ids"]));
+    CHECK(out.num_beams == golden_json["decoding"]["beam"]["num_beams"].get<int>());
+    REQUIRE(out.attentions.size() == 1);
+    const auto& m = out.attentions[0];
+    CHECK(m.name == "cross");
+    CHECK(m.dims == std::vector<std::size_t>{out.target_ids.size(), out.source_ids.size()});
+    for (std::size_t t = 0; t < m.dims[0]; ++t) {
+      double sum = 0;
+      for (std::size_t s = 0; s < m.dims[1]; ++s) sum += m.data[t * m.dims[1] + s];
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+    }
+    p.num_beams = 1;
+    CHECK(tr->translate(c0["text"].get<std::string>(), p).target_ids == ids_of(c0["greedy"]["ids"]));
+  }
+}
+
+TEST_CASE("translation: api::Translator on the Transformer bundle (golden outputs, maps, bad input)") {
+  const auto tr = attnlens::api::Translator::load(source_path("models/de-en-transformer"));
+  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
+  CHECK(tr->architecture() == "transformer-seq2seq");
+  const auto config = read_json(source_path("models/de-en-transformer/config.json"));
+  const std::size_t max_src = config["max_positions"].get<std::size_t>();
+  CHECK(tr->max_source_tokens() == max_src);
+
+  SUBCASE("golden sentences: the text, tokens and beam-4 output PyTorch produced") {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& c = golden_json["cases"][i];
+      const auto out = tr->translate(c["source"].get<std::string>(), {});
+      CHECK(out.source_ids == ids_of(c["source_ids"]));
+      std::vector<std::string> pieces = c["source_pieces"].get<std::vector<std::string>>();
+      pieces.push_back("</s>");
+      CHECK(out.source_tokens == pieces);
+      CHECK(out.target_ids == ids_of(c["beam4"]["ids"]));
+      CHECK(out.text == c["beam4"]["text"].get<std::string>());
+      CHECK(out.num_beams == 4);
+      CHECK_FALSE(out.truncated);
+      // Every layer and head of encoder self, decoder self and cross attention (as many maps as the golden's
+      // per-layer [H, ., .] dumps hold), rows summing to 1.
+      const std::size_t S = out.source_ids.size(), T = out.target_ids.size();
+      std::size_t expected_maps = 0;
+      for (const auto& a : c["attentions"]) expected_maps += a["dims"][0].get<std::size_t>();
+      REQUIRE(out.attentions.size() == expected_maps);
+      for (const auto& m : out.attentions) {
+        CAPTURE(m.name);
+        if (m.name == "encoder_self") CHECK(m.dims == std::vector<std::size_t>{S, S});
+        else if (m.name == "decoder_self") CHECK(m.dims == std::vector<std::size_t>{T, T});
+        else CHECK(m.dims == std::vector<std::size_t>{T, S});
+        for (std::size_t r = 0; r < m.dims[0]; ++r) {
+          double sum = 0;
+          for (std::size_t k = 0; k < m.dims[1]; ++k) sum += m.data[r * m.dims[1] + k];
+          CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+        }
+      }
+    }
+  }
+  SUBCASE("greedy through the API equals the PyTorch greedy decoder") {
+    attnlens::api::TranslationParams p;
+    p.num_beams = 1;
+    p.output_attentions = false;
+    const auto& c = golden_json["cases"][1];
+    const auto out = tr->translate(c["source"].get<std::string>(), p);
+    CHECK(out.target_ids == ids_of(c["greedy"]["ids"]));
+    CHECK(out.attentions.empty());
+  }
+  SUBCASE("empty and blank input give an empty translation") {
+    for (const char* text : {"", "   \n\t "}) {
+      const auto out = tr->translate(text, {});
+      CHECK(out.text.empty());
+      CHECK(out.source_tokens.empty());
+      CHECK(out.target_tokens.empty());
+      CHECK(out.attentions.empty());
+      CHECK_FALSE(out.truncated);
+    }
+  }
+  SUBCASE("characters outside the vocabulary come back as <unk> pieces") {
+    const auto out = tr->translate("Ein Hund \xE2\x98\x83 \xF0\x9F\x90\x89", {});  // snowman, dragon
+    CHECK(std::count(out.source_tokens.begin(), out.source_tokens.end(), "<unk>") >= 2);
+    CHECK(out.source_tokens.back() == "</s>");
+  }
+  SUBCASE("5,000 characters: truncated to the model's positions, bounded decoding") {
+    std::string text;
+    while (text.size() < 5000) text += "Ein Mann mit einem roten Hut sitzt auf einer Bank. ";
+    text.resize(5000);
+    attnlens::api::TranslationParams p;
+    p.num_beams = 2;
+    const auto out = tr->translate(text, p);
+    CHECK(out.truncated);
+    CHECK(out.source_pieces > max_src);
+    CHECK(out.source_ids.size() == max_src);
+    CHECK(out.source_ids.back() == 3);
+    CHECK(out.target_ids.size() <= max_src - 1);
+    CHECK_FALSE(out.text.empty());
+  }
+  SUBCASE("max_new_tokens caps the output; bad parameters are errors") {
+    attnlens::api::TranslationParams p;
+    p.max_new_tokens = 3;
+    CHECK(tr->translate("Ein Hund rennt über die Wiese.", p).target_ids.size() <= 3);
+    attnlens::api::TranslationParams bad;
+    bad.num_beams = -1;
+    CHECK_THROWS_AS(tr->translate("Hallo", bad), attnlens::Error);
+    bad = {};
+    bad.num_beams = 1000;
+    CHECK_THROWS_AS(tr->translate("Hallo", bad), attnlens::Error);
+    bad = {};
+    bad.alpha = std::nan("");
+    CHECK_THROWS_AS(tr->translate("Hallo", bad), attnlens::Error);
+  }
+}
+
+TEST_CASE("translation: bundles that do not fit are clear errors") {
+  CHECK_THROWS_AS(attnlens::api::Translator::load(source_path("tests/goldens/translation/no-such-bundle")),
+                  attnlens::Error);
+  const std::string dir = source_path("tests/goldens/translation/rnn-additive");
+  std::ifstream cfg_in(dir + "/config.json");
+  nlohmann::json cfg;
+  cfg_in >> cfg;
+  std::ifstream w_in(dir + "/weights.safetensors", std::ios::binary);
+  std::vector<std::uint8_t> weights((std::istreambuf_iterator<char>(w_in)), std::istreambuf_iterator<char>());
+  std::ifstream v_in(dir + "/bpe.vocab");
+  const std::string vocab((std::istreambuf_iterator<char>(v_in)), std::istreambuf_iterator<char>());
+  const std::map<std::string, std::string> files = {{"bpe.vocab", vocab}, {"bpe.merges", ""}};
+  // From memory, as the WASM build loads it.
+  CHECK(attnlens::api::Translator::from_memory(cfg.dump(), weights, files)->translate("ein hund", {}).text.size() > 0);
+  auto broken = cfg;
+  broken["attention"] = "dot";
+  CHECK_THROWS_WITH_AS(attnlens::api::Translator::from_memory(broken.dump(), weights, files),
+                       doctest::Contains("attention"), attnlens::Error);
+  broken = cfg;
+  broken["attention_dim"] = 9;
+  CHECK_THROWS_WITH_AS(attnlens::api::Translator::from_memory(broken.dump(), weights, files),
+                       doctest::Contains("attn_key.weight"), attnlens::Error);
+  broken = cfg;
+  broken["vocab_size"] = 40;
+  CHECK_THROWS_AS(attnlens::api::Translator::from_memory(broken.dump(), weights, files), attnlens::Error);
+  CHECK_THROWS_AS(attnlens::api::Translator::from_memory(cfg.dump(), weights, {{"bpe.vocab", vocab}}), attnlens::Error);
+}
+
+TEST_CASE("translation: shipped RNN bundles match their PyTorch goldens (when exported)") {
+  // models/de-en-rnn-{general,additive} appear once the recipe's export.py and make_goldens.py have run; extra
+  // bundle folders can be named in ATTNLENS_TRANSLATION_BUNDLES (colon-separated), e.g. a fresh export.
+  std::vector<std::string> dirs = {source_path("models/de-en-rnn-general"), source_path("models/de-en-rnn-additive")};
+  if (const char* extra = std::getenv("ATTNLENS_TRANSLATION_BUNDLES")) {
+    std::string list = extra;
+    for (std::size_t i = 0; i <= list.size();) {
+      std::size_t j = list.find(':', i);
+      if (j == std::string::npos) j = list.size();
+      if (j > i) dirs.push_back(list.substr(i, j - i));
+      i = j + 1;
+    }
+  }
+  for (const auto& dir : dirs) {
+    if (!std::ifstream(dir + "/golden.json")) {
+      MESSAGE("skipped (not exported yet): " << dir);
+      continue;
+    }
+    CAPTURE(dir);
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    std::unique_ptr<attnlens::models::Seq2SeqModel> model;
+    if (bundle.architecture() == "transformer-seq2seq")
+      model = std::make_unique<attnlens::models::TransformerSeq2Seq>(bundle);
+    else
+      model = attnlens::models::make_rnn_seq2seq(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    const auto golden = attnlens::io::SafeTensors::load(dir + "/golden.safetensors");
+    for (const auto& c : golden_json["cases"]) {
+      CAPTURE(c["name"].get<std::string>());
+      check_teacher_forced_case(*model, c, golden, model->vocab_size());
+      check_search_case(*model, c, golden_json["decoding"]);
+    }
+  }
+}

@@ -1,0 +1,351 @@
+// The page (web/) end to end in headless Chromium: each demo on a fixed input, the text or label it must produce,
+// attention drawings that have ink and change when the input changes, the worker keeping the page responsive,
+// keyboard use, phone width, an offline reload, and no console error anywhere. Screenshots go to
+// tests/e2e/artifacts/ (the README shows copies of them).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { serve } from '../../scripts/serve.mjs';
+import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems, canvasProbe } from './helpers.mjs';
+
+const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
+  : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)` : false;
+
+// Expected outputs come from the PyTorch goldens (the beam-4 outputs in models/de-en-transformer/golden.json, written
+// by the recipe's make_goldens.py with the bundle's own decoding defaults) and the SST-2 labels of
+// models/sst2-*/golden.json, never from the engine.
+const goldenBeam4 = (de) => {
+  const file = path.join(ROOT, 'models', 'de-en-transformer', 'golden.json');
+  const c = JSON.parse(readFileSync(file, 'utf8')).cases.find((x) => x.source === de);
+  if (!c) throw new Error(`no golden case for ${JSON.stringify(de)} in ${file}`);
+  return c.beam4.text;
+};
+const TRANSLATE = [
+  'Zwei Kinder mit gelben Jacken spielen im Schlamm.',
+  'Ein Mann in Blau fährt mit einem Fahrrad auf einer Piste.',
+].map((de) => ({ de, en: goldenBeam4(de) }));
+const SENTIMENT = [
+  { text: "it 's a charming and often affecting journey .", label: 'POSITIVE', words: 9 },
+  { text: 'unflinchingly bleak and desperate', label: 'NEGATIVE', words: 4 },
+];
+const CAPTION_MODELS = ['flickr8k-mobilenet', 'shapes'];
+const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
+const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
+
+// 404s the page may meet on purpose: bundles or task modules this build does not ship.
+function allowMissing(url) {
+  const m = /\/models\/([^/]+)\//.exec(url);
+  if (m) return !hasBundle(m[1]);
+  const t = /\/wasm\/pipelines\/([a-z]+)\.js/.exec(url);
+  return Boolean(t) && !existsSync(pipelineModule(t[1]));
+}
+
+let server;
+let url;
+let browser;
+let page;
+let problems;
+
+before(async () => {
+  if (skip) return;
+  ({ server, url } = await serve(ROOT, { port: 0 }));
+  browser = await launch({ width: 1280, height: 900 });
+  page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  problems = watchProblems(page, { allow: allowMissing });
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  server?.close();
+});
+
+const shot = (name, target = page) => target.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
+const textOf = (sel) => page.$eval(sel, (e) => e.textContent.trim());
+
+/** Submits a form and waits for its status line to leave the busy state; returns the status text. */
+async function submit(formButton, status, timeout = 60_000) {
+  await page.click(formButton);
+  await page.waitForFunction((sel) => {
+    const s = document.querySelector(sel);
+    return s && !s.classList.contains('busy') && s.textContent.trim() !== '';
+  }, status, { timeout });
+  return textOf(status);
+}
+
+test('the page loads the WASM module and runs the attention lab', { skip }, async () => {
+  assert.match(await textOf('#status'), /kernels: wasm-simd128/);
+  // Served without COOP/COEP headers: not cross-origin isolated, and the single-threaded build needs nothing more.
+  assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), false);
+  const boxes = await page.$$eval('.mech', (els) => els.map((b) => [...b.querySelectorAll('.num')].map((n) => Number(n.textContent))));
+  assert.equal(boxes.length, 5, 'five score functions');
+  for (const w of boxes) assert.ok(Math.abs(w.reduce((a, b) => a + b, 0) - 1) < 0.01, `softmax weights sum to 1: ${w}`);
+  assert.equal(await page.$$eval('.mech-x', (els) => els.length), 3, 'local-p, hard vs soft, two heads');
+  const plane = await canvasProbe(page, '#plane');
+  assert.ok(plane.color > 500, 'the plane has coloured points and lines');
+  const before = await page.$$eval('.mech .num, .mech-x .num', (n) => n.map((x) => x.textContent).join());
+  await page.focus('#plane');
+  for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowLeft');
+  const after = await page.$$eval('.mech .num, .mech-x .num', (n) => n.map((x) => x.textContent).join());
+  assert.notEqual(after, before, 'moving the query with the keyboard changes the weights');
+  assert.notEqual((await canvasProbe(page, '#plane')).colorHash, plane.colorHash, 'and the drawing');
+  // The local-p window follows its p slider.
+  const localP = () => page.$$eval('.mech-x', (els) => els[0].querySelectorAll('.num')[2].textContent);
+  const p0 = await localP();
+  await page.$eval('.mech-x input[type=range]', (r) => { r.value = '0'; r.dispatchEvent(new Event('input')); });
+  assert.notEqual(await localP(), p0, 'moving p moves the window');
+  await page.locator('#lab').screenshot({ path: path.join(ARTIFACTS, 'lab.png') });
+});
+
+test('sentiment: label, shaded words per hop, the relation matrix', { skip }, async (t) => {
+  if (!existsSync(pipelineModule('sentiment'))) {
+    const status = await submit('#st-run', '#st-status');
+    assert.match(status, /not available in this build/);
+    t.diagnostic('wasm/pipelines/sentiment.js is missing: checked the "not available" message only');
+    return;
+  }
+  await page.selectOption('#st-model', 'sst2-selfattn');
+  const shades = [];
+  for (const c of SENTIMENT) {
+    await page.fill('#st-input', c.text);
+    const status = await submit('#st-run', '#st-status');
+    assert.doesNotMatch(status, /Error|not available/, status);
+    assert.equal(await textOf('#st-label'), c.label, c.text);
+    // The download reported progress up to 100% (the bar hides itself afterwards).
+    assert.equal(await page.$eval('#st-progress', (p) => p.value), 100, 'progress bar reached 100');
+    const score = Number((await textOf('#st-score')).replace(/[^0-9.]/g, ''));
+    assert.ok(score > 0.5 && score <= 1, `score ${score}`);
+    const weights = await page.$$eval('#st-words span', (s) => s.map((x) => Number(x.dataset.weight)));
+    assert.equal(weights.length, c.words, 'one shaded span per word');
+    assert.ok(weights.some((w) => w > 0), 'some word has attention');
+    shades.push(await page.$$eval('#st-words span', (s) => s.map((x) => x.style.background).join('|')));
+    if (c === SENTIMENT[0]) await page.locator('#sentiment').screenshot({ path: path.join(ARTIFACTS, 'sentiment-selfattn.png') });
+  }
+  assert.notEqual(shades[0], shades[1], 'shading follows the input');
+  // Hops: picking one hop shows a different shading than their mean.
+  const hops = await page.$$eval('#st-hop option', (o) => o.map((x) => x.value));
+  assert.ok(hops.length >= 3, `a mean and at least two hops: ${hops}`);
+  const mean = await page.$$eval('#st-words span', (s) => s.map((x) => x.dataset.weight).join());
+  await page.selectOption('#st-hop', hops[1]);
+  assert.notEqual(await page.$$eval('#st-words span', (s) => s.map((x) => x.dataset.weight).join()), mean);
+
+  if (!hasBundle('sst2-relation')) return;
+  await page.selectOption('#st-model', 'sst2-relation');
+  const probes = [];
+  for (const c of SENTIMENT) {
+    await page.fill('#st-input', c.text);
+    const status = await submit('#st-run', '#st-status');
+    assert.doesNotMatch(status, /Error|not available/, status);
+    assert.equal(await textOf('#st-label'), c.label, `relation: ${c.text}`);
+    assert.equal(await page.isVisible('#st-matrix'), true, 'the T×T matrix is shown');
+    probes.push(await canvasProbe(page, '#st-matrix'));
+    if (c === SENTIMENT[0]) await page.locator('#sentiment').screenshot({ path: path.join(ARTIFACTS, 'sentiment-relation.png') });
+  }
+  assert.ok(probes.every((p) => p.color > 1000), 'the matrix has coloured cells');
+  assert.notEqual(probes[0].colorHash, probes[1].colorHash, 'the matrix changes with the input');
+});
+
+test('translate: the golden beam-4 translation, its alignment, the head view, comparison', { skip }, async (t) => {
+  if (!available('translation', 'de-en-transformer')) {
+    const status = await submit('#tr-run', '#tr-status');
+    assert.match(status, /not available in this build/);
+    t.diagnostic('the translation pipeline or bundle is missing: checked the "not available" message only');
+    return;
+  }
+  await page.selectOption('#tr-model', 'de-en-transformer');
+  await page.fill('#tr-beams', '4');
+  const maps = [];
+  const heads = [];
+  for (const c of TRANSLATE) {
+    await page.fill('#tr-input', c.de);
+    // The model runs in the worker: the main thread keeps drawing frames meanwhile (no gap over 250 ms).
+    await page.evaluate(() => {
+      window.__gaps = { max: 0, last: performance.now(), on: true };
+      const tick = (now) => {
+        window.__gaps.max = Math.max(window.__gaps.max, now - window.__gaps.last);
+        window.__gaps.last = now;
+        if (window.__gaps.on) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const status = await submit('#tr-run', '#tr-status', 90_000);
+    const gap = await page.evaluate(() => { window.__gaps.on = false; return window.__gaps.max; });
+    assert.doesNotMatch(status, /Error|not available/, status);
+    assert.equal(await textOf('#tr-output'), c.en, c.de);
+    assert.ok(gap < 250, `longest frame gap while translating: ${gap.toFixed(0)} ms`);
+    maps.push(await canvasProbe(page, '#tr-heatmap'));
+    assert.equal(await page.isVisible('#tr-headview'), true, 'the Transformer has a head view');
+    heads.push(await canvasProbe(page, '#tr-headview'));
+    if (c === TRANSLATE[0]) {
+      // Hover a cell: the weight is reported and the pair highlighted.
+      const box = await page.locator('#tr-heatmap').boundingBox();
+      await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.7);
+      assert.match(await textOf('#tr-cursor'), /weight \d\.\d{3}/);
+      // The same by keyboard (it also keeps the highlight in place for the screenshot).
+      await page.mouse.move(0, 0);
+      await page.focus('#tr-heatmap');
+      for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowRight', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(k);
+      assert.match(await textOf('#tr-cursor'), /target “.+” → source “.+”: weight \d\.\d{3}/);
+      await page.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'translate.png') });
+    }
+  }
+  assert.ok(maps.every((m) => m.color > 2000), 'the alignment has coloured cells');
+  assert.notEqual(maps[0].colorHash, maps[1].colorHash, 'the alignment changes with the input');
+  assert.ok(heads.every((m) => m.color > 2000), 'the head view has coloured lines');
+  assert.notEqual(heads[0].colorHash, heads[1].colorHash, 'the head view changes with the input');
+
+  // Keyboard: focus the heatmap, move the cursor.
+  await page.focus('#tr-heatmap');
+  await page.keyboard.press('ArrowRight');
+  assert.match(await textOf('#tr-cursor'), /“.*” → source “.*”: weight/);
+
+  // Head toggles and the layer selector change the head view.
+  const h0 = (await canvasProbe(page, '#tr-headview')).colorHash;
+  await page.click('#tr-heads button:nth-child(1)');
+  assert.equal(await page.getAttribute('#tr-heads button:nth-child(1)', 'aria-pressed'), 'false');
+  const h1 = (await canvasProbe(page, '#tr-headview')).colorHash;
+  assert.notEqual(h1, h0, 'toggling head 1 redraws');
+  const layers = await page.$$eval('#tr-layer option', (o) => o.map((x) => x.value));
+  assert.ok(layers.length >= 2, `layers: ${layers}`);
+  await page.selectOption('#tr-layer', layers[0]);
+  assert.notEqual((await canvasProbe(page, '#tr-headview')).colorHash, h1, 'another layer, another drawing');
+  const kinds = await page.$$eval('#tr-kind option', (o) => o.map((x) => x.value));
+  assert.ok(kinds.length >= 2, `attention kinds: ${kinds}`);
+
+  // Side by side: both models on the same sentence; a model this build lacks says so.
+  await page.selectOption('#cmp-a', 'de-en-transformer');
+  await page.selectOption('#cmp-b', 'de-en-rnn-additive');
+  await page.click('#cmp-run');
+  await page.waitForFunction(() => !document.getElementById('cmp-run').disabled, null, { timeout: 90_000 });
+  assert.equal(await textOf('#cmp-a-text'), TRANSLATE[1].en);
+  assert.ok((await canvasProbe(page, '#cmp-a-map')).color > 2000);
+  if (available('translation', 'de-en-rnn-additive')) {
+    assert.ok((await textOf('#cmp-b-text')).length > 5);
+    assert.ok((await canvasProbe(page, '#cmp-b-map')).color > 2000);
+  } else {
+    assert.match(await textOf('#cmp-b-text'), /not available in this build/);
+  }
+  await page.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'translate-compare.png') });
+});
+
+test('caption: a caption and per-word attention over the image, or a clear "not available"', { skip }, async (t) => {
+  await page.click('#cap-examples .thumb:nth-child(1)'); // shapes-1.png
+  await page.waitForFunction(() => /Image: shapes-1/.test(document.getElementById('cap-status').textContent), null, { timeout: 10_000 });
+  const model = await page.$eval('#cap-model', (s) => s.value);
+  const status = await submit('#cap-run', '#cap-status', 90_000);
+  if (!available('captioning', model)) {
+    assert.match(status, /captioning model not available in this build/i);
+    assert.equal(await textOf('#cap-output'), '', 'no fake caption');
+    await page.locator('#caption').screenshot({ path: path.join(ARTIFACTS, 'caption-missing.png') });
+    t.diagnostic(`the ${model} captioning pipeline or bundle is missing: checked the "not available" message`);
+    if (existsSync(pipelineModule('captioning')) && existsSync(TINY_SAT) && hasBundle('mobilenet-v2-imagenet')) {
+      await captionMechanics();
+    }
+    return;
+  }
+  assert.doesNotMatch(status, /Error|not available/, status);
+  const caption = await textOf('#cap-output');
+  // shapes-1.png is "a small green triangle left of a large blue triangle" (shapes.py, held-out scene 3003/5): the
+  // caption must follow the generator's grammar and name a triangle.
+  const OBJ = 'a( (small|large))? (red|green|blue|yellow|purple) (circle|square|triangle)';
+  if (model === 'shapes') assert.match(caption, new RegExp(`^${OBJ}( (left of|above|below) ${OBJ})*$`));
+  if (model === 'shapes') assert.match(caption, /triangle/);
+  else assert.ok(caption.split(' ').length >= 3, caption);
+  const words = await page.$$eval('#cap-words button', (b) => b.length);
+  assert.ok(words >= 3, `${words} word buttons`);
+  const a = await canvasProbe(page, '#cap-overlay', { bottom: 0.12 });
+  await page.focus('#cap-scrub');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  const b = await canvasProbe(page, '#cap-overlay', { bottom: 0.12 });
+  assert.ok(a.ink > 1000 && b.ink > 1000, 'the overlay has ink');
+  assert.notEqual(a.hash, b.hash, 'stepping to another word changes the overlay');
+  await page.locator('#caption').screenshot({ path: path.join(ARTIFACTS, 'caption.png') });
+  assert.ok(CAPTION_MODELS.includes(model));
+});
+
+// Without a shipped captioning bundle, the caption UI still gets exercised end to end: the tiny random test bundle
+// of the captioning goldens (tests/goldens/captioning/tiny-sat) is served in place of /models/shapes/. Its captions
+// are meaningless, so only the mechanics are checked: one word button per generated token, an overlay with ink
+// that changes when the scrubber moves.
+const TINY_SAT = path.join(ROOT, 'tests', 'goldens', 'captioning', 'tiny-sat');
+async function captionMechanics() {
+  const handler = (route) => {
+    const file = new URL(route.request().url()).pathname.split('/').pop();
+    const p = path.join(TINY_SAT, file);
+    if (!/^[\w.-]+$/.test(file) || !existsSync(p)) return route.fulfill({ status: 404, body: 'not found' });
+    let body = readFileSync(p);
+    if (file === 'config.json') body = Buffer.from(body.toString().replace('"tiny-sat"', '"shapes"'));
+    return route.fulfill({ status: 200, body });
+  };
+  await page.route('**/models/shapes/**', handler);
+  try {
+    await page.selectOption('#cap-model', 'shapes');
+    await page.fill('#cap-beams', '1');
+    const status = await submit('#cap-run', '#cap-status', 90_000);
+    assert.doesNotMatch(status, /Error|not available/, status);
+    const caption = await textOf('#cap-output');
+    const words = await page.$$eval('#cap-words button', (b) => b.map((x) => x.textContent));
+    assert.ok(caption.length > 0 && words.length >= 1, `caption "${caption}", words ${words}`);
+    const a = await canvasProbe(page, '#cap-overlay', { bottom: 0.12 });
+    await page.focus('#cap-scrub');
+    await page.keyboard.press('End');
+    const b = await canvasProbe(page, '#cap-overlay', { bottom: 0.12 });
+    assert.ok(a.ink > 1000 && b.ink > 1000, 'the overlay has ink');
+    if (words.length > 1) assert.notEqual(a.hash, b.hash, 'another word, another overlay');
+  } finally {
+    await page.unroute('**/models/shapes/**', handler);
+  }
+}
+
+test('phone width: no horizontal scrolling, demos stay usable', { skip }, async () => {
+  const phone = await browser.context.newPage();
+  const phoneProblems = watchProblems(phone, { allow: allowMissing });
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(url);
+  await phone.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+  const overflow = () => phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(await overflow() <= 1, `the page is ${await overflow()}px wider than the phone`);
+  await phone.screenshot({ path: path.join(ARTIFACTS, 'phone.png') });
+  if (available('translation', 'de-en-transformer')) {
+    // A long sentence: the drawings fit the width (or scroll inside their panel), the page itself does not.
+    await phone.fill('#tr-input', 'Ein Mann mit einem blauen Rucksack liest die Zeitung, während er auf die U-Bahn wartet.');
+    await phone.click('#tr-run');
+    await phone.waitForFunction(() => /ms$/.test(document.getElementById('tr-status').textContent), null, { timeout: 90_000 });
+    assert.ok(await overflow() <= 1, `with results the page is ${await overflow()}px wider than the phone`);
+    await phone.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'phone-translate.png') });
+  }
+  await phone.locator('#lab').screenshot({ path: path.join(ARTIFACTS, 'phone-lab.png') });
+  await phone.close();
+  assert.deepEqual(phoneProblems, []);
+});
+
+test('a reload works offline (service worker + Cache API)', { skip }, async (t) => {
+  if (!existsSync(pipelineModule('sentiment'))) {
+    t.skip('needs the sentiment pipeline');
+    return;
+  }
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  page.__offline = true;
+  await browser.context.setOffline(true);
+  try {
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+    await page.selectOption('#st-model', 'sst2-selfattn');
+    await page.fill('#st-input', SENTIMENT[1].text);
+    const status = await submit('#st-run', '#st-status');
+    assert.doesNotMatch(status, /Error/, status);
+    assert.equal(await textOf('#st-label'), SENTIMENT[1].label);
+  } finally {
+    await browser.context.setOffline(false);
+    page.__offline = false;
+  }
+});
+
+test('no console errors, failed requests or page errors', { skip }, async () => {
+  await shot('desktop-top');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'desktop-full.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+});

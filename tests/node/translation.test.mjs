@@ -1,0 +1,136 @@
+// The 'translation' pipeline (wasm/pipelines/translation.js over wasm/bindings_translation.cpp): real sentences
+// through the shipped Transformer, checked against the PyTorch decoder's outputs (models/de-en-transformer/golden.json),
+// attention maps' dims and row sums, the tiny RNN bundles of tests/goldens/translation, and bad input.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import { pipeline } from '../../wasm/index.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const golden = JSON.parse(readFileSync(`${ROOT}models/de-en-transformer/golden.json`, 'utf8'));
+
+function assertRowsSumToOne(map, label) {
+  assert.equal(map.dims.length, 2, `${label}: 2-D map`);
+  assert.ok(map.data instanceof Float32Array, `${label}: Float32Array`);
+  const [rows, cols] = map.dims;
+  assert.equal(map.data.length, rows * cols, `${label}: data length`);
+  for (let r = 0; r < rows; r++) {
+    let sum = 0;
+    for (let c = 0; c < cols; c++) {
+      const v = map.data[r * cols + c];
+      assert.ok(v >= 0 && v <= 1 + 1e-6, `${label}: weight ${v} outside [0, 1]`);
+      sum += v;
+    }
+    assert.ok(Math.abs(sum - 1) < 1e-5, `${label}: row ${r} sums to ${sum}`);
+  }
+}
+
+let translate;
+test.before(async () => {
+  translate = await pipeline('translation'); // the default: the best model, de-en-transformer
+});
+test.after(() => translate?.dispose());
+
+test('the default translation model is the Transformer and translates real sentences as PyTorch does (beam 4)', async () => {
+  assert.equal(translate.task, 'translation');
+  assert.equal(translate.model, 'de-en-transformer');
+  assert.equal(translate.architecture, 'transformer-seq2seq');
+  for (const c of golden.cases.slice(0, 4)) {
+    const out = await translate(c.source);
+    assert.equal(out.text, c.beam4.text, c.name);
+    assert.deepEqual(out.source_tokens, [...c.source_pieces, '</s>'], c.name);
+    assert.deepEqual([...out.target_ids], c.beam4.ids, c.name);
+    assert.equal(out.target_tokens.length, c.beam4.ids.length);
+    assert.equal(out.num_beams, 4);
+    assert.equal(out.truncated, false);
+  }
+  const out = await translate('Ein Hund rennt über die Wiese.');
+  assert.match(out.text, /\bdog\b/i, out.text);
+});
+
+test('every layer and head of encoder self, decoder self and cross attention, with target × source dims', async () => {
+  const out = await translate('Zwei junge Männer spielen Fußball im Park.', { num_beams: 4 });
+  const S = out.source_tokens.length;
+  const T = out.target_tokens.length;
+  assert.equal(out.target_tokens.at(-1), '</s>');
+  const expectedMaps = golden.cases[0].attentions.reduce((n, a) => n + a.dims[0], 0); // layers × heads, 3 kinds
+  assert.equal(out.attentions.length, expectedMaps);
+  const seen = new Set();
+  for (const m of out.attentions) {
+    const label = `${m.name}/layer${m.layer}/head${m.head}`;
+    seen.add(label);
+    const expected = { encoder_self: [S, S], decoder_self: [T, T], cross: [T, S] }[m.name];
+    assert.ok(expected, `unexpected map ${m.name}`);
+    assert.deepEqual(m.dims, expected, label);
+    assertRowsSumToOne(m, label);
+    if (m.name === 'decoder_self') {
+      for (let r = 0; r < T; r++) for (let c = r + 1; c < T; c++) assert.equal(m.data[r * T + c], 0, `${label} causal`);
+    }
+  }
+  assert.equal(seen.size, expectedMaps);
+});
+
+test('greedy (num_beams: 1) equals the PyTorch greedy decoder; output_attentions: false returns no maps', async () => {
+  for (const c of golden.cases.slice(4, 8)) {
+    const out = await translate(c.source, { num_beams: 1, output_attentions: false });
+    assert.equal(out.text, c.greedy.text, c.name);
+    assert.deepEqual(out.attentions, []);
+  }
+  const many = await translate(golden.cases.slice(0, 2).map((c) => c.source), { num_beams: 1 });
+  assert.equal(many.length, 2);
+  assert.equal(many[1].text, golden.cases[1].greedy.text);
+  const capped = await translate(golden.cases[0].source, { max_new_tokens: 2 });
+  assert.ok(capped.target_tokens.length <= 2);
+});
+
+test('bad input: empty text, 5,000 characters, unknown characters, wrong types and options', async () => {
+  const empty = await translate('');
+  assert.equal(empty.text, '');
+  assert.deepEqual(empty.source_tokens, []);
+  assert.deepEqual(empty.attentions, []);
+
+  const long = 'Ein Mann mit einem roten Hut sitzt auf einer Bank. '.repeat(100).slice(0, 5000);
+  const t0 = Date.now();
+  const out = await translate(long, { num_beams: 1 });
+  assert.ok(Date.now() - t0 < 60_000, 'bounded time');
+  assert.equal(out.truncated, true);
+  assert.equal(out.source_tokens.length, translate.maxSourceTokens);
+  assert.ok(out.target_tokens.length <= translate.maxSourceTokens - 1);
+
+  const unk = await translate('Ein Hund ☃ 🐉', { output_attentions: false });
+  assert.ok(unk.source_tokens.filter((t) => t === '<unk>').length >= 2, unk.source_tokens.join(' '));
+
+  await assert.rejects(translate(42), TypeError);
+  await assert.rejects(translate('Hallo', { num_beam: 2 }), /unknown translation option "num_beam"/);
+  await assert.rejects(translate('Hallo', { num_beams: 0 }), /num_beams must be an integer/);
+  await assert.rejects(translate('Hallo', { alpha: 'x' }), /alpha must be a finite number/);
+  await assert.rejects(pipeline('translation', 'de-en-transformer', { beams: 2 }), /unknown translation pipeline option "beams"/);
+});
+
+test('the tiny RNN bundles (additive GRU, general LSTM) decode as PyTorch does, with one cross map', async () => {
+  for (const name of ['rnn-additive', 'rnn-general']) {
+    const dir = `${ROOT}tests/goldens/translation/${name}`;
+    const g = JSON.parse(readFileSync(`${dir}/golden.json`, 'utf8'));
+    const tr = await pipeline('translation', dir);
+    try {
+      assert.equal(tr.architecture, 'rnn-seq2seq');
+      const c0 = g.cases[0];
+      const beamKey = `beam${g.decoding.beam.num_beams}`;
+      const out = await tr(c0.text);
+      assert.deepEqual([...out.source_ids], c0.source_ids, name);
+      assert.deepEqual([...out.target_ids], c0[beamKey].ids, name);
+      assert.equal(out.attentions.length, 1);
+      const [m] = out.attentions;
+      assert.equal(m.name, 'cross');
+      assert.deepEqual(m.dims, [out.target_tokens.length, out.source_tokens.length]);
+      assertRowsSumToOne(m, `${name} cross`);
+      const greedy = await tr(c0.text, { num_beams: 1 });
+      assert.deepEqual([...greedy.target_ids], c0.greedy.ids, `${name} greedy`);
+    } finally {
+      tr.dispose();
+    }
+    await assert.rejects(tr('ein hund'), /has been disposed/);
+  }
+});

@@ -1,0 +1,158 @@
+// Embind bindings of api::Captioner (src/api/captioning.h); wasm/pipelines/captioning.js wraps them as the
+// 'image-to-text' pipeline. Thin: bytes in, plain objects out (results copied out of the heap), every C++
+// exception turned into a JS Error by guarded().
+//
+// Pixels stay in JS: caption() reads the image through api::Captioner::caption_rows, copying only the ≤ 448 rows
+// the 224×224 resize needs (one row at a time, into one reused heap buffer). An 8000×8000 RGBA ImageData (256 MB
+// in JS) therefore costs the WASM heap one row (32 KB), never a copy of the image.
+#include <cmath>
+
+#include "bindings_common.h"
+#include "image/preprocess.h"
+
+using emscripten::val;
+namespace api = attnlens::api;
+using namespace attnlens::wasm_bind;
+
+namespace {
+
+template <typename T>
+val copy_array(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
+}
+
+std::string file_bytes(const val& v, const std::string& name) {
+  const std::string type = v.typeOf().as<std::string>();
+  if (type == "string") return v.as<std::string>();
+  attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
+                    "Captioner: bundle file '" + name + "' must be a string or a Uint8Array");
+  return v.as<std::string>();
+}
+
+std::size_t dimension(double v, const char* what) {
+  attnlens::require(std::isfinite(v) && v >= 0 && v == std::floor(v) && v <= 1e9,
+                    std::string("image ") + what + " must be a non-negative integer");
+  return static_cast<std::size_t>(v);
+}
+
+val result_to_js(const api::CaptionResult& r) {
+  val out = val::object();
+  out.set("text", r.text);
+  val tokens = val::array();
+  for (const auto& t : r.tokens) tokens.call<void>("push", t);
+  out.set("tokens", tokens);
+  out.set("tokenIds", copy_array(r.token_ids));
+  out.set("finished", r.finished);
+  out.set("score", r.score);
+  out.set("numBeams", r.num_beams);
+  out.set("betas", copy_array(r.betas));
+  if (!r.attention.dims.empty()) {
+    val att = val::object();
+    att.set("name", std::string("visual"));
+    att.set("layer", -1);
+    att.set("head", -1);
+    val dims = val::array();
+    for (std::size_t d : r.attention.dims) dims.call<void>("push", static_cast<double>(d));
+    att.set("dims", dims);
+    att.set("data", copy_array(r.attention.data));
+    out.set("attention", att);
+  }
+  return out;
+}
+
+class CaptionerBinding {
+ public:
+  explicit CaptionerBinding(std::unique_ptr<api::Captioner> c) : cap_(std::move(c)) {}
+
+  // data: Uint8Array | Uint8ClampedArray of exactly width·height·channels bytes (channels 4, 3 or 1).
+  val caption(const val& data, double width, double height, double channels, const std::string& params_json) const {
+    return guarded([&] {
+      const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
+      const std::size_t c = dimension(channels, "channels");
+      attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
+                        "caption: the pixels must be a Uint8Array or Uint8ClampedArray");
+      attnlens::image::check_image_dims(w, h, c);
+      const double length = data["length"].as<double>();
+      const double needed = static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c);
+      attnlens::require(length == needed, "caption: the pixel buffer holds " + std::to_string(static_cast<long long>(length)) +
+                                              " bytes but a " + std::to_string(w) + "x" + std::to_string(h) +
+                                              " image with " + std::to_string(c) + " channels needs exactly " +
+                                              std::to_string(static_cast<long long>(needed)));
+      const api::CaptionParams params = api::caption_params(params_json);
+      const std::size_t stride = w * c;
+      std::vector<std::uint8_t> row(stride);
+      const auto r = cap_->caption_rows(
+          [&](std::size_t y) {
+            const val src = data.call<val>("subarray", static_cast<double>(y * stride), static_cast<double>((y + 1) * stride));
+            // the view is made right before the copy: nothing can grow the heap in between
+            val(emscripten::typed_memory_view(stride, row.data())).call<void>("set", src);
+            return static_cast<const std::uint8_t*>(row.data());
+          },
+          w, h, params, c);
+      return result_to_js(r);
+    });
+  }
+
+  // The two halves, for benchmarks: pixels → grid Float32Array [7·7·1280]; grid → caption.
+  val encode(const val& data, double width, double height, double channels) const {
+    return guarded([&] {
+      const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
+      const std::size_t c = dimension(channels, "channels");
+      attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
+                        "encode: the pixels must be a Uint8Array or Uint8ClampedArray");
+      attnlens::image::check_image_dims(w, h, c);
+      attnlens::require(data["length"].as<double>() == static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c),
+                        "encode: the pixel buffer length must be width*height*channels");
+      const std::vector<std::uint8_t> px = emscripten::convertJSArrayToNumberVector<std::uint8_t>(data);
+      const api::Tensor g = cap_->encode(px.data(), px.size(), w, h, c);
+      return copy_array(g.data);
+    });
+  }
+  val caption_grid(const val& grid, double grid_h, double grid_w, const std::string& params_json) const {
+    return guarded([&] {
+      attnlens::require(grid.instanceof(val::global("Float32Array")), "captionGrid: the grid must be a Float32Array");
+      api::Tensor t({dimension(grid_h, "grid height"), dimension(grid_w, "grid width"), 1280},
+                    emscripten::convertJSArrayToNumberVector<float>(grid));
+      return result_to_js(cap_->caption_grid(t, api::caption_params(params_json)));
+    });
+  }
+  double vocab_size() const { return static_cast<double>(cap_->vocab_size()); }
+  std::string config_json() const { return cap_->config_json(); }
+
+ private:
+  std::unique_ptr<api::Captioner> cap_;
+};
+
+// fromBundles(configText, weights, files: {[name]: string | Uint8Array}, encoderConfigText, encoderWeights, name)
+CaptionerBinding* from_bundles(const std::string& config_text, const std::string& weights, const val& files,
+                               const std::string& encoder_config_text, const std::string& encoder_weights,
+                               const std::string& name) {
+  return guarded([&] {
+    attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
+                      "Captioner.fromBundles: files must be an object mapping file names to contents");
+    std::map<std::string, std::string> file_map;
+    const val keys = val::global("Object").call<val>("keys", files);
+    const std::size_t n = keys["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string key = keys[i].as<std::string>();
+      file_map.emplace(key, file_bytes(files[key], key));
+    }
+    auto cap = api::Captioner::from_memory(
+        config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()), file_map, encoder_config_text,
+        std::vector<std::uint8_t>(encoder_weights.begin(), encoder_weights.end()),
+        name.empty() ? std::string("<memory>") : name);
+    return new CaptionerBinding(std::move(cap));
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_captioning) {
+  emscripten::class_<CaptionerBinding>("Captioner")
+      .class_function("fromBundles", &from_bundles, emscripten::allow_raw_pointers())
+      .function("caption", &CaptionerBinding::caption)
+      .function("encode", &CaptionerBinding::encode)
+      .function("captionGrid", &CaptionerBinding::caption_grid)
+      .function("vocabSize", &CaptionerBinding::vocab_size)
+      .function("configJson", &CaptionerBinding::config_json);
+}

@@ -1,0 +1,114 @@
+// Embind bindings of api::Translator (src/api/translation.h); wasm/pipelines/translation.js wraps them as the
+// 'translation' pipeline. Thin on purpose: bytes in, plain objects out (every array copied out of the heap), every
+// C++ exception turned into a JS Error by guarded().
+#include <cmath>
+
+#include "bindings_common.h"
+
+using emscripten::val;
+namespace api = attnlens::api;
+using namespace attnlens::wasm_bind;
+
+namespace {
+
+template <typename T>
+val copy_typed(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
+}
+
+val string_array(const std::vector<std::string>& v) {
+  val out = val::array();
+  for (const auto& s : v) out.call<void>("push", s);
+  return out;
+}
+
+std::string file_bytes(const val& v, const std::string& name) {
+  const std::string type = v.typeOf().as<std::string>();
+  if (type == "string") return v.as<std::string>();
+  attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
+                    "Translator: bundle file '" + name + "' must be a string or a Uint8Array");
+  return v.as<std::string>();
+}
+
+class TranslatorBinding {
+ public:
+  explicit TranslatorBinding(std::unique_ptr<api::Translator> tr) : tr_(std::move(tr)) {}
+
+  // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
+  val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
+                bool output_attentions) const {
+    return guarded([&] {
+      api::TranslationParams p;
+      p.num_beams = num_beams;
+      p.max_new_tokens = max_new_tokens;
+      if (!std::isnan(alpha)) p.alpha = alpha;
+      if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
+      p.output_attentions = output_attentions;
+      const api::TranslationResult r = tr_->translate(text, p);
+      val out = val::object();
+      out.set("text", r.text);
+      out.set("sourceTokens", string_array(r.source_tokens));
+      out.set("targetTokens", string_array(r.target_tokens));
+      out.set("sourceIds", copy_typed(r.source_ids));
+      out.set("targetIds", copy_typed(r.target_ids));
+      val maps = val::array();
+      for (const auto& m : r.attentions) {
+        val jm = val::object();
+        jm.set("name", m.name);
+        jm.set("layer", m.layer);
+        jm.set("head", m.head);
+        val dims = val::array();
+        for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
+        jm.set("dims", dims);
+        jm.set("data", copy_typed(m.data));
+        maps.call<void>("push", jm);
+      }
+      out.set("attentions", maps);
+      out.set("truncated", r.truncated);
+      out.set("sourcePieces", static_cast<double>(r.source_pieces));
+      out.set("score", r.score);
+      out.set("numBeams", r.num_beams);
+      return out;
+    });
+  }
+  std::string name() const { return tr_->name(); }
+  std::string architecture() const { return tr_->architecture(); }
+  double vocab_size() const { return static_cast<double>(tr_->vocab_size()); }
+  double max_source_tokens() const { return static_cast<double>(tr_->max_source_tokens()); }
+  int default_num_beams() const { return tr_->default_num_beams(); }
+
+ private:
+  std::unique_ptr<api::Translator> tr_;
+};
+
+// fromBundle(configText, weights: Uint8Array, files: {[name]: string | Uint8Array}, name)
+TranslatorBinding* from_bundle(const std::string& config_text, const std::string& weights, const val& files,
+                               const std::string& name) {
+  return guarded([&] {
+    attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
+                      "Translator.fromBundle: files must be an object mapping file names to contents");
+    std::map<std::string, std::string> file_map;
+    const val keys = val::global("Object").call<val>("keys", files);
+    const std::size_t n = keys["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string key = keys[i].as<std::string>();
+      file_map.emplace(key, file_bytes(files[key], key));
+    }
+    auto tr = api::Translator::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
+                                           std::move(file_map), name.empty() ? std::string("<memory>") : name);
+    return new TranslatorBinding(std::move(tr));
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_translation) {
+  emscripten::class_<TranslatorBinding>("Translator")
+      .class_function("fromBundle", &from_bundle, emscripten::allow_raw_pointers())
+      .function("translate", &TranslatorBinding::translate)
+      .function("name", &TranslatorBinding::name)
+      .function("architecture", &TranslatorBinding::architecture)
+      .function("vocabSize", &TranslatorBinding::vocab_size)
+      .function("maxSourceTokens", &TranslatorBinding::max_source_tokens)
+      .function("defaultNumBeams", &TranslatorBinding::default_num_beams);
+}

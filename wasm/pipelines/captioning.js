@@ -1,0 +1,223 @@
+// The 'image-to-text' pipeline: MobileNetV2 + Show-Attend-Tell captioners (flickr8k-mobilenet, shapes) that return
+// the attention over the 7×7 image grid for every generated word. pipeline.js calls
+// createCaptioningPipeline(bundle, options) after `await init()`.
+//
+//   const caption = await pipeline('image-to-text', 'flickr8k-mobilenet');
+//   const out = await caption(imageData, { num_beams: 3 });
+//   // { text: 'a dog runs through the grass', tokens: ['a', 'dog', …, '<end>'], token_ids: Int32Array,
+//   //   attentions: [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data: Float32Array }],
+//   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
+//
+// Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
+// default, 3 = RGB, 1 = grey; data.length must be exactly width·height·channels); in browsers also an
+// HTMLImageElement, ImageBitmap, canvas, Blob, or an image URL (string or URL), decoded with createImageBitmap and
+// read back from an OffscreenCanvas; or an array of those (→ an array of results).
+// The engine composites alpha over white and resizes to 224×224 itself (bilinear, half-pixel centres), so any size
+// from 1×1 to 65536 pixels per side works; only the ≤ 448 source rows the resize needs are copied into WebAssembly,
+// so large ImageData (8000×8000 = 256 MB) costs no second copy. Browser-decoded images above 16 777 216 pixels are
+// first drawn at a smaller size (aspect kept) to bound the canvas memory.
+// Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
+// counting the <end> step), output_attentions (default true).
+// `tokens` has one entry per decoder step — the words, then '<end>' when the caption finished — and
+// attentions[0].dims[0] === tokens.length: row t is where the model looked while choosing tokens[t].
+import { getModule } from '../core.js';
+
+const TASK = 'image-to-text';
+const FACTORY_OPTIONS = [];
+const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions'];
+const MAX_BROWSER_PIXELS = 16777216;
+
+function checkOptions(options, known, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`attnlens: ${where} options must be an object`);
+  }
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
+      `(known: ${known.length ? known.join(', ') : 'none'})`);
+  }
+  return options;
+}
+
+function checkInt(value, name, min, max) {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`attnlens: ${name} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
+
+const isPixelArray = (d) => d instanceof Uint8ClampedArray || d instanceof Uint8Array;
+
+function describe(input) {
+  if (input === null) return 'null';
+  if (typeof input !== 'object') return typeof input;
+  return input.constructor?.name ?? 'object';
+}
+
+// Browser image sources → { data, width, height } through createImageBitmap + OffscreenCanvas (or a <canvas>).
+async function decodeInBrowser(input) {
+  if (typeof createImageBitmap !== 'function') {
+    throw new TypeError('attnlens: image-to-text: decoding images or URLs needs a browser (createImageBitmap); in Node ' +
+      `pass { data, width, height } with RGBA bytes (got ${describe(input)})`);
+  }
+  let source = input;
+  if (typeof input === 'string' || input instanceof URL) {
+    const base = typeof location === 'object' && location !== null && location.href ? location.href : undefined;
+    const url = new URL(String(input), base);
+    let response;
+    try {
+      response = await fetch(url.href);
+    } catch (err) {
+      throw new Error(`attnlens: fetching the image ${url.href} failed (${err.message})`);
+    }
+    if (!response.ok) throw new Error(`attnlens: fetching the image ${url.href} failed with HTTP ${response.status}`);
+    source = await response.blob();
+  } else if (typeof HTMLImageElement !== 'undefined' && input instanceof HTMLImageElement) {
+    if (!input.complete || input.naturalWidth === 0) {
+      try {
+        await input.decode();
+      } catch (err) {
+        throw new Error(`attnlens: the image element could not be decoded (${err?.message ?? err}); is its src valid?`);
+      }
+    }
+  }
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(source, { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+  } catch (err) {
+    throw new Error(`attnlens: the image could not be decoded (${err?.message ?? err})`);
+  }
+  try {
+    let { width, height } = bitmap;
+    if (width === 0 || height === 0) throw new Error('attnlens: the image is empty (0 pixels)');
+    if (width * height > MAX_BROWSER_PIXELS) {
+      const s = Math.sqrt(MAX_BROWSER_PIXELS / (width * height));
+      width = Math.max(1, Math.floor(width * s));
+      height = Math.max(1, Math.floor(height * s));
+    }
+    let canvas;
+    if (typeof OffscreenCanvas === 'function') {
+      canvas = new OffscreenCanvas(width, height);
+    } else {
+      canvas = document.createElement('canvas');
+      canvas.width = width;
+      canvas.height = height;
+    }
+    const ctx = canvas.getContext('2d', { willReadFrequently: true });
+    if (!ctx) throw new Error('attnlens: no 2D canvas context to read the image pixels');
+    ctx.drawImage(bitmap, 0, 0, width, height);
+    const img = ctx.getImageData(0, 0, width, height);
+    return { data: img.data, width: img.width, height: img.height, channels: 4 };
+  } finally {
+    bitmap.close?.();
+  }
+}
+
+async function toPixels(input) {
+  if (input !== null && typeof input === 'object' && isPixelArray(input.data) && 'width' in input && 'height' in input) {
+    // ImageData or { data, width, height, channels? }
+    const { width, height } = input;
+    const channels = input.channels ?? 4;
+    if (!Number.isInteger(width) || !Number.isInteger(height) || width < 0 || height < 0) {
+      throw new TypeError(`attnlens: image width and height must be non-negative integers, got ${String(width)}x${String(height)}`);
+    }
+    if (![1, 3, 4].includes(channels)) {
+      throw new TypeError(`attnlens: image channels must be 4 (RGBA), 3 (RGB) or 1 (grey), got ${String(channels)}`);
+    }
+    return { data: input.data, width, height, channels };
+  }
+  if (input !== null && typeof input === 'object' && 'data' in input && 'width' in input && !isPixelArray(input.data)) {
+    throw new TypeError('attnlens: image data must be a Uint8ClampedArray or Uint8Array of RGBA bytes, ' +
+      `got ${describe(input.data)}`);
+  }
+  if (typeof input === 'string' || input instanceof URL || (input !== null && typeof input === 'object')) {
+    return decodeInBrowser(input);
+  }
+  throw new TypeError('attnlens: image-to-text input must be ImageData, { data, width, height }, an image element, ' +
+    `a Blob or an image URL, got ${describe(input)}`);
+}
+
+/**
+ * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array>,
+ *           encoder?: { config: object, configText: string, files: Record<string, Uint8Array> } }} bundle
+ */
+export async function createCaptioningPipeline(bundle, options = {}) {
+  checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
+  const config = bundle.config;
+  const weightsName = config.weights ?? 'weights.safetensors';
+  const weights = bundle.files?.[weightsName];
+  if (!(weights instanceof Uint8Array)) throw new Error(`attnlens: captioning model ${bundle.name}: the bundle lacks ${weightsName}`);
+  const vocabName = config.tokenizer?.vocab ?? 'vocab.txt';
+  const vocab = bundle.files?.[vocabName];
+  if (!(vocab instanceof Uint8Array)) throw new Error(`attnlens: captioning model ${bundle.name}: the bundle lacks ${vocabName}`);
+  const enc = bundle.encoder;
+  if (!enc || typeof enc !== 'object' || typeof enc.config !== 'object') {
+    throw new Error(`attnlens: captioning model ${bundle.name} needs its encoder bundle "${config.encoder?.bundle}" ` +
+      '(loadBundle() fetches it from the sibling folder; a preloaded bundle must carry it as bundle.encoder)');
+  }
+  const encWeights = enc.files?.[enc.config.weights ?? 'weights.safetensors'];
+  if (!(encWeights instanceof Uint8Array)) throw new Error(`attnlens: encoder bundle ${enc.name}: the weights file is missing`);
+  let engine = getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
+    { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? ''));
+
+  const captionOne = async (input, paramsJson, outputAttentions) => {
+    const px = await toPixels(input);
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    const r = engine.caption(px.data, px.width, px.height, px.channels, paramsJson);
+    return {
+      text: r.text,
+      tokens: r.tokens,
+      token_ids: r.tokenIds,
+      attentions: outputAttentions && r.attention ? [r.attention] : [],
+      betas: r.betas,
+      finished: r.finished,
+      score: r.score,
+      num_beams: r.numBeams,
+    };
+  };
+
+  const run = async (input, runOptions = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
+    const params = {};
+    if (o.num_beams !== undefined) params.num_beams = checkInt(o.num_beams, 'num_beams', 1, 64);
+    if (o.max_new_tokens !== undefined) params.max_new_tokens = checkInt(o.max_new_tokens, 'max_new_tokens', 1, 1000);
+    if (o.output_attentions !== undefined && typeof o.output_attentions !== 'boolean') {
+      throw new TypeError('attnlens: output_attentions must be a boolean');
+    }
+    const outputAttentions = o.output_attentions ?? true;
+    params.output_attentions = outputAttentions;
+    const paramsJson = JSON.stringify(params);
+    if (Array.isArray(input)) {
+      const out = [];
+      for (const x of input) out.push(await captionOne(x, paramsJson, outputAttentions));
+      return out;
+    }
+    return captionOne(input, paramsJson, outputAttentions);
+  };
+  run.task = TASK;
+  run.model = bundle.name;
+  run.config = config;
+  run.encoder = enc.name;
+  run.vocabSize = engine.vocabSize();
+  /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
+  run.encode = (px) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    return engine.encode(px.data, px.width, px.height, px.channels ?? 4);
+  };
+  /** Grid (from encode) → the caption object of the engine, for benchmarks. */
+  run.captionGrid = (grid, opts = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    return engine.captionGrid(grid, 7, 7, JSON.stringify(opts));
+  };
+  run.dispose = () => {
+    if (engine !== null) {
+      engine.delete();
+      engine = null;
+    }
+  };
+  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
+  return run;
+}

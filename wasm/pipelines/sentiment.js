@@ -1,0 +1,119 @@
+// The 'sentiment-analysis' pipeline: SST-2 classifiers (sst2-selfattn, sst2-relation) that return the attention map
+// they compute. pipeline.js calls createSentimentPipeline(bundle, options) after `await init()`.
+//
+//   const classify = await pipeline('sentiment-analysis', 'sst2-selfattn');
+//   const out = await classify("It's a charming, often affecting journey.");
+//   // { label: 'POSITIVE', score: 0.99…, tokens: ['it', "'s", 'a', 'charming', ',', …],
+//   //   attentions: [{ name: 'self-attention', layer: -1, head: -1, dims: [4, 10], data: Float32Array }],
+//   //   probabilities: Float32Array [p_NEGATIVE, p_POSITIVE], labels: ['NEGATIVE', 'POSITIVE'], ids: Int32Array,
+//   //   truncated: false, num_input_tokens: 10 }
+//
+// Text is tokenized the way SST-2 was (src/text/words.h): lowercased; punctuation split off; clitics split ("don't"
+// → do n't, "it's" → it 's). Words outside the model's vocabulary appear as "<unk>" in `tokens`.
+// Input: a string, UTF-8 bytes (Uint8Array; ill-formed sequences become U+FFFD), or an array of those (→ an array
+// of results). Empty or all-space text throws an Error ("empty input"); only the first max_tokens tokens (default
+// 256, option max_tokens at creation, 1..1024) are classified, and `truncated` says when text was cut.
+// Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
+// row sums to 1.
+import { getModule } from '../core.js';
+
+const TASK = 'sentiment-analysis';
+const FACTORY_OPTIONS = ['max_tokens'];
+const RUN_OPTIONS = ['output_attentions'];
+
+function checkOptions(options, known, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`attnlens: ${where} options must be an object`);
+  }
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
+      `(known: ${known.join(', ')})`);
+  }
+  return options;
+}
+
+function fileAsText(bundle, fileName) {
+  const bytes = bundle.files?.[fileName];
+  if (!(bytes instanceof Uint8Array)) {
+    throw new Error(`attnlens: sentiment model ${bundle.name}: the bundle lacks ${fileName}`);
+  }
+  return new TextDecoder('utf-8').decode(bytes);
+}
+
+/**
+ * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array> }} bundle
+ * @param {{ max_tokens?: number }} [options]
+ */
+export async function createSentimentPipeline(bundle, options = {}) {
+  const opts = checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
+  const params = {};
+  if (opts.max_tokens !== undefined) {
+    if (!Number.isInteger(opts.max_tokens) || opts.max_tokens < 1 || opts.max_tokens > 1024) {
+      throw new TypeError(`attnlens: max_tokens must be an integer in [1, 1024], got ${String(opts.max_tokens)}`);
+    }
+    params.max_tokens = opts.max_tokens;
+  }
+  const config = bundle.config;
+  const weightsName = config.weights ?? 'weights.safetensors';
+  const vocabName = config.tokenizer?.vocab;
+  if (typeof vocabName !== 'string') {
+    throw new Error(`attnlens: sentiment model ${bundle.name}: config.json has no tokenizer.vocab file`);
+  }
+  const weights = bundle.files?.[weightsName];
+  if (!(weights instanceof Uint8Array)) {
+    throw new Error(`attnlens: sentiment model ${bundle.name}: the bundle lacks ${weightsName}`);
+  }
+  const files = { [vocabName]: fileAsText(bundle, vocabName) };
+  const configText = bundle.configText ?? JSON.stringify(config);
+  let engine = getModule().SentimentClassifier.fromBundle(configText, weights, files, JSON.stringify(params),
+    String(bundle.name ?? ''));
+  const labels = engine.labels();
+  const modelName = bundle.name; // the closures below keep only this, not the bundle's bytes
+
+  const classifyOne = (input, outputAttentions) => {
+    if (typeof input !== 'string' && !(input instanceof Uint8Array)) {
+      throw new TypeError('attnlens: sentiment-analysis input must be a string (or UTF-8 bytes as a Uint8Array), ' +
+        `got ${input === null ? 'null' : typeof input}`);
+    }
+    const r = engine.classify(input);
+    const out = {
+      label: r.label,
+      score: r.score,
+      tokens: r.tokens,
+      attentions: outputAttentions ? [r.attention] : [],
+      probabilities: r.probabilities,
+      labels: [...labels],
+      ids: r.ids,
+      truncated: r.truncated,
+      num_input_tokens: r.numInputTokens,
+    };
+    return out;
+  };
+
+  const run = async (input, runOptions = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${modelName}) has been disposed`);
+    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
+    if (o.output_attentions !== undefined && typeof o.output_attentions !== 'boolean') {
+      throw new TypeError('attnlens: output_attentions must be a boolean');
+    }
+    const outputAttentions = o.output_attentions ?? true;
+    if (Array.isArray(input)) return input.map((x) => classifyOne(x, outputAttentions));
+    return classifyOne(input, outputAttentions);
+  };
+  run.task = TASK;
+  run.model = modelName;
+  run.config = config;
+  run.architecture = engine.architecture();
+  run.labels = [...labels];
+  run.maxTokens = engine.maxTokens();
+  run.dispose = () => {
+    if (engine !== null) {
+      engine.delete();
+      engine = null;
+    }
+  };
+  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
+  return run;
+}

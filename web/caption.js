@@ -1,0 +1,175 @@
+// Caption demo: an image (dropped, chosen or an example) → a caption with beam search; for each word the
+// attention grid, upsampled smoothly over the image, with a scrubber to step through the words.
+import { fitCanvas } from './draw.js';
+import { runTask, statusUi } from './client.js';
+import { first } from './maps.js';
+
+const $ = (id) => document.getElementById(id);
+const MAX_SIDE = 512; // the engine resizes to its encoder's input anyway; keeps the message to the worker small
+export const MISSING = 'Captioning model not available in this build (no captioning bundle under /models/). ' +
+  'The other demos work without it.';
+
+/** Per-word attention grids from a captioning result: [{ word, gh, gw, data }]. */
+export function wordGrids(out) {
+  const words = out.tokens ?? out.words ?? (out.text ?? '').split(/\s+/).filter(Boolean);
+  const maps = (out.attentions ?? []).filter((m) => m && Array.isArray(m.dims) && m.data);
+  const grid = (n) => {
+    const g = out.grid ?? out.grid_size;
+    if (Array.isArray(g) && g[0] * g[1] === n) return g;
+    const s = Math.round(Math.sqrt(n));
+    return s * s === n ? [s, s] : [1, n];
+  };
+  const grids = [];
+  if (maps.length === 1 && maps[0].dims.length >= 2 && (maps[0].dims.length === 3 || maps[0].dims[0] === words.length)) {
+    const m = maps[0];
+    const T = m.dims[0];
+    const n = m.dims.slice(1).reduce((a, b) => a * b, 1);
+    const [gh, gw] = m.dims.length === 3 ? [m.dims[1], m.dims[2]] : grid(n);
+    for (let t = 0; t < T; t++) grids.push({ word: words[t] ?? `#${t}`, gh, gw, data: m.data.subarray(t * n, (t + 1) * n) });
+  } else {
+    const sorted = [...maps].sort((a, b) => (a.step ?? 0) - (b.step ?? 0));
+    sorted.forEach((m, t) => {
+      const n = m.dims.reduce((a, b) => a * b, 1);
+      const [gh, gw] = m.dims.length === 2 ? m.dims : grid(n);
+      grids.push({ word: words[t] ?? `#${t}`, gh, gw, data: m.data });
+    });
+  }
+  return grids;
+}
+
+export function setupCaption() {
+  const ui = statusUi({ progress: $('cap-progress'), status: $('cap-status'), button: $('cap-run') });
+  const canvas = $('cap-overlay');
+  let image = null; // { bitmap (ImageBitmap|HTMLImageElement), pixels: ImageData, name }
+  let grids = [];
+
+  function drawOverlay() {
+    const size = Math.min(360, (canvas.parentElement?.clientWidth || 360) - 4);
+    const ctx = fitCanvas(canvas, size, size);
+    ctx.fillStyle = '#f1f3f5';
+    ctx.fillRect(0, 0, size, size);
+    if (!image) {
+      ctx.fillStyle = '#5c6770';
+      ctx.font = '14px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText('choose an image', size / 2, size / 2);
+      return;
+    }
+    const { width: w, height: h } = image.pixels;
+    const s = Math.min(size / w, size / h);
+    const dw = w * s;
+    const dh = h * s;
+    const x = (size - dw) / 2;
+    const y = (size - dh) / 2;
+    ctx.drawImage(image.bitmap, x, y, dw, dh);
+    const g = grids[Number($('cap-scrub').value)];
+    if (!g) return;
+    // Darken where the model does not look: alpha = 0.8 (1 − a / max a), upsampled with bilinear smoothing.
+    const small = new OffscreenCanvas(g.gw, g.gh);
+    const sctx = small.getContext('2d');
+    const px = sctx.createImageData(g.gw, g.gh);
+    let max = 0;
+    for (const v of g.data) max = Math.max(max, v);
+    for (let i = 0; i < g.gw * g.gh; i++) {
+      px.data[i * 4 + 3] = Math.round(255 * 0.8 * (1 - (max > 0 ? g.data[i] / max : 0)));
+    }
+    sctx.putImageData(px, 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.imageSmoothingQuality = 'high';
+    ctx.drawImage(small, x, y, dw, dh);
+    ctx.fillStyle = 'rgba(0, 0, 0, 0.65)';
+    ctx.fillRect(0, size - 28, size, 28);
+    ctx.fillStyle = '#fff';
+    ctx.font = 'bold 15px system-ui, sans-serif';
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText(g.word, size / 2, size - 14);
+  }
+
+  function selectWord(t) {
+    $('cap-scrub').value = String(t);
+    [...$('cap-words').children].forEach((b, i) => b.setAttribute('aria-pressed', String(i === t)));
+    drawOverlay();
+  }
+
+  async function setImage(blob, name) {
+    const bitmap = await createImageBitmap(blob);
+    const s = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
+    const w = Math.max(1, Math.round(bitmap.width * s));
+    const h = Math.max(1, Math.round(bitmap.height * s));
+    const c = new OffscreenCanvas(w, h);
+    const ctx = c.getContext('2d');
+    ctx.drawImage(bitmap, 0, 0, w, h);
+    image = { bitmap, pixels: ctx.getImageData(0, 0, w, h), name };
+    grids = [];
+    $('cap-words').replaceChildren();
+    $('cap-scrub').max = '0';
+    $('cap-scrub').disabled = true;
+    $('cap-output').textContent = '';
+    ui.done(`Image: ${name} (${bitmap.width}×${bitmap.height}).`);
+    drawOverlay();
+  }
+
+  async function loadUrl(src) {
+    const res = await fetch(src);
+    if (!res.ok) throw new Error(`HTTP ${res.status} for ${src}`);
+    await setImage(await res.blob(), src.split('/').pop());
+  }
+
+  for (const b of document.querySelectorAll('#cap-examples .thumb')) {
+    b.addEventListener('click', () => {
+      const model = /shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet';
+      $('cap-model').value = model;
+      loadUrl(b.dataset.src).catch((err) => ui.fail(err));
+    });
+  }
+  $('cap-file').addEventListener('change', () => {
+    const f = $('cap-file').files[0];
+    if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
+  });
+  const drop = $('cap-drop');
+  drop.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); $('cap-file').click(); }
+  });
+  drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    drop.classList.remove('over');
+    const f = [...(ev.dataTransfer?.files ?? [])].find((x) => x.type.startsWith('image/'));
+    if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
+  });
+  $('cap-scrub').addEventListener('input', () => selectWord(Number($('cap-scrub').value)));
+
+  $('cap-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!image) { ui.done('Choose or drop an image first.'); return; }
+    const model = $('cap-model').value;
+    const beams = Math.max(1, Math.min(8, Number($('cap-beams').value) || 1));
+    ui.busy(`Captioning with ${model}…`);
+    try {
+      const { data, width, height } = image.pixels;
+      const { output, ms } = await runTask(ui, 'image-to-text', model, { data, width, height },
+        { num_beams: beams, output_attentions: true });
+      const out = first(output);
+      $('cap-output').textContent = out.text ?? out.generated_text ?? '';
+      grids = wordGrids(out);
+      $('cap-words').replaceChildren(...grids.map((g, t) => {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.textContent = g.word;
+        b.addEventListener('click', () => selectWord(t));
+        return b;
+      }));
+      $('cap-scrub').max = String(Math.max(0, grids.length - 1));
+      $('cap-scrub').disabled = grids.length === 0;
+      selectWord(0);
+      ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
+    } catch (err) {
+      ui.fail(err, MISSING);
+    }
+  });
+
+  drawOverlay();
+  return { loadUrl };
+}

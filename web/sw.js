@@ -1,0 +1,50 @@
+// Keeps the page's own files (HTML, JS, CSS, the .wasm, example images) for offline reloads. Network first: a
+// reachable server always wins, so a development reload never sees stale files; offline, the last copy is served.
+// Model bundles (/models/) are not handled here: the package caches them itself (env.cacheName).
+const CACHE = 'attnlens-page-v1';
+
+// The app shell, fetched at install time so that the very first visit already works offline on reload. Files a
+// build lacks (e.g. a task module) are skipped.
+const SHELL = [
+  './', './index.html', './style.css', './app.js', './client.js', './draw.js', './maps.js', './lab.js', './translate.js',
+  './sentiment.js', './caption.js', './worker.js',
+  '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
+  '../wasm/models.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
+  '../wasm/pipelines/captioning.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
+  './examples/shapes-1.png', './examples/shapes-2.png', './examples/parrot.jpg', './examples/cat.jpg',
+  './examples/owl.jpg', './examples/hot_dog.jpg',
+];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    await Promise.all(SHELL.map(async (file) => {
+      const url = new URL(file, self.location.href);
+      try {
+        const response = await fetch(url, { cache: 'no-cache' });
+        if (response.ok) await cache.put(url, response);
+      } catch {
+        // offline during install: the network-first handler fills the cache later
+      }
+    }));
+    await self.skipWaiting();
+  })());
+});
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener('fetch', (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.startsWith('/models/')) return;
+  event.respondWith((async () => {
+    const cache = await caches.open(CACHE);
+    try {
+      const response = await fetch(event.request);
+      if (response.ok) await cache.put(event.request, response.clone());
+      return response;
+    } catch (err) {
+      const hit = await cache.match(event.request, { ignoreSearch: true });
+      if (hit) return hit;
+      throw err;
+    }
+  })());
+});
