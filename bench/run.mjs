@@ -174,7 +174,7 @@ function benchSentiment() {
 }
 
 // ---- captioning: images per second, encoder (pixels → preprocessing → MobileNetV2 grid) and decoder (grid →
-// caption + attention, greedy and beam 3) separately, native and WASM (bench/cpp/bench_captioning.cpp), over the four
+// caption + attention, greedy, beam 3 and beam 5) separately, native and WASM (bench/cpp/bench_captioning.cpp), over the four
 // committed 224×224 sanity images. Without an exported models/flickr8k-mobilenet the tiny test decoder is timed.
 // --no-captioning skips this part.
 function benchCaptioning() {

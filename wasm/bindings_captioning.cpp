@@ -111,7 +111,12 @@ class CaptionerBinding {
   val caption_grid(const val& grid, double grid_h, double grid_w, const std::string& params_json) const {
     return guarded([&] {
       attnlens::require(grid.instanceof(val::global("Float32Array")), "captionGrid: the grid must be a Float32Array");
-      api::Tensor t({dimension(grid_h, "grid height"), dimension(grid_w, "grid width"), 1280},
+      const std::size_t gh = dimension(grid_h, "grid height"), gw = dimension(grid_w, "grid width");
+      const double len = grid["length"].as<double>();
+      // Channels follow from the length (1280 for flickr8k-mobilenet, 1285 for shapes: + mean colour + position).
+      attnlens::require(gh > 0 && gw > 0 && len > 0 && std::fmod(len, static_cast<double>(gh * gw)) == 0.0,
+                        "captionGrid: the grid length must be a positive multiple of grid height * grid width");
+      api::Tensor t({gh, gw, static_cast<std::size_t>(len) / (gh * gw)},
                     emscripten::convertJSArrayToNumberVector<float>(grid));
       return result_to_js(cap_->caption_grid(t, api::caption_params(params_json)));
     });

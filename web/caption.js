@@ -116,10 +116,18 @@ export function setupCaption() {
     await setImage(await res.blob(), src.split('/').pop());
   }
 
+  // Choosing a model sets the beam width to that bundle's own default (its config.json decoding.num_beams, chosen
+  // on dev: beam 5 for photos, greedy for shapes, see the model cards); the field stays editable.
+  const DEFAULT_BEAMS = { 'flickr8k-mobilenet': 5, shapes: 1 };
+  function useModel(model) {
+    $('cap-model').value = model;
+    $('cap-beams').value = String(DEFAULT_BEAMS[model] ?? 3);
+  }
+  $('cap-model').addEventListener('change', () => useModel($('cap-model').value));
+
   for (const b of document.querySelectorAll('#cap-examples .thumb')) {
     b.addEventListener('click', () => {
-      const model = /shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet';
-      $('cap-model').value = model;
+      useModel(/shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet');
       loadUrl(b.dataset.src).catch((err) => ui.fail(err));
     });
   }

@@ -46,7 +46,17 @@ struct Captioner::Impl {
   models::ShowAttendTell decoder;
   std::vector<std::string> vocab;
   int default_beams = 1;
+  double length_norm = 0;  // config.json decoding.length_norm (sat.beam_decode's final choice: score / len^norm)
   std::size_t input_size = models::MobileNetV2::kInputSize;
+  // config.json "encoder.cell_colour": "mean_rgb" → each grid cell also carries the mean of the preprocessed input
+  // over its 32×32 pixels, channels R, G, B (models/training/captioning/mobilenet.py cell_colour): D = 1280 + 3.
+  bool cell_colour = false;
+  // config.json "encoder.cell_position": "xy" → then the cell centre ((c + 0.5)/g·2 − 1, (r + 0.5)/g·2 − 1)
+  // (mobilenet.py cell_position): D += 2.
+  bool cell_position = false;
+  std::size_t grid_dim() const {
+    return models::MobileNetV2::kFeatDim + (cell_colour ? 3 : 0) + (cell_position ? 2 : 0);
+  }
 
   void init(const io::Bundle& cap, const io::Bundle& enc) {
     name = cap.name();
@@ -60,12 +70,31 @@ struct Captioner::Impl {
     enc.check_all_tensors_used();
     decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
     cap.check_all_tensors_used();
-    require(decoder.config().feat_dim == models::MobileNetV2::kFeatDim,
-            where + ": encoder.feat_dim must be 1280 (the MobileNetV2 grid)");
+    const nlohmann::json& ecfg = config["encoder"];  // ShowAttendTell::from_bundle checked it is an object
+    if (ecfg.contains("cell_colour")) {
+      require(ecfg["cell_colour"].is_string() && ecfg["cell_colour"].get<std::string>() == "mean_rgb",
+              where + ": encoder.cell_colour must be \"mean_rgb\" when present");
+      cell_colour = true;
+    }
+    if (ecfg.contains("cell_position")) {
+      require(ecfg["cell_position"].is_string() && ecfg["cell_position"].get<std::string>() == "xy",
+              where + ": encoder.cell_position must be \"xy\" when present");
+      cell_position = true;
+    }
+    require(decoder.config().feat_dim == grid_dim(),
+            where + ": encoder.feat_dim must be " + std::to_string(grid_dim()) +
+                " (the MobileNetV2 grid's 1280 channels" + (cell_colour ? " + 3 of encoder.cell_colour" : "") +
+                (cell_position ? " + 2 of encoder.cell_position" : "") + ")");
     if (config.contains("decoding") && config["decoding"].is_object() && config["decoding"].contains("num_beams")) {
       require(config["decoding"]["num_beams"].is_number_integer() && config["decoding"]["num_beams"].get<int>() >= 1,
               where + ": decoding.num_beams must be a positive integer");
       default_beams = config["decoding"]["num_beams"].get<int>();
+    }
+    if (config.contains("decoding") && config["decoding"].is_object() && config["decoding"].contains("length_norm")) {
+      const auto& ln = config["decoding"]["length_norm"];
+      require(ln.is_number() && ln.get<double>() >= 0 && ln.get<double>() <= 10,
+              where + ": decoding.length_norm must be a number in [0, 10]");
+      length_norm = ln.get<double>();
     }
     std::string vocab_file = "vocab.txt";
     if (config.contains("tokenizer") && config["tokenizer"].is_object() && config["tokenizer"].contains("vocab")) {
@@ -81,7 +110,38 @@ struct Captioner::Impl {
 
   Tensor grid_from_input(const std::vector<float>& input) const {
     const std::size_t g = encoder.grid_side(input_size);
-    return Tensor({g, g, models::MobileNetV2::kFeatDim}, encoder.features(input.data(), input_size));
+    std::vector<float> feats = encoder.features(input.data(), input_size);
+    constexpr std::size_t F = models::MobileNetV2::kFeatDim;
+    if (!cell_colour && !cell_position) return Tensor({g, g, F}, std::move(feats));
+    // [cells × 1280] → [cells × D]: append the cell's mean input colour (input is HWC, image/preprocess.h) and/or
+    // its centre coordinates
+    const std::size_t D = grid_dim(), s = input_size / g;
+    require(s * g == input_size, "captioner: encoder.cell_colour needs the input size to be a multiple of the grid");
+    std::vector<float> out(g * g * D);
+    for (std::size_t r = 0; r < g; ++r) {
+      for (std::size_t c = 0; c < g; ++c) {
+        const std::size_t cell = r * g + c;
+        std::copy(feats.begin() + static_cast<std::ptrdiff_t>(cell * F),
+                  feats.begin() + static_cast<std::ptrdiff_t>((cell + 1) * F),
+                  out.begin() + static_cast<std::ptrdiff_t>(cell * D));
+        float* extra = out.data() + cell * D + F;
+        if (cell_colour) {
+          for (std::size_t ch = 0; ch < 3; ++ch) {
+            double sum = 0;
+            for (std::size_t y = r * s; y < (r + 1) * s; ++y) {
+              const float* row = input.data() + (y * input_size + c * s) * 3 + ch;
+              for (std::size_t x = 0; x < s; ++x) sum += row[x * 3];
+            }
+            *extra++ = static_cast<float>(sum / static_cast<double>(s * s));
+          }
+        }
+        if (cell_position) {
+          *extra++ = (static_cast<float>(c) + 0.5f) / static_cast<float>(g) * 2.0f - 1.0f;
+          *extra++ = (static_cast<float>(r) + 0.5f) / static_cast<float>(g) * 2.0f - 1.0f;
+        }
+      }
+    }
+    return Tensor({g, g, D}, std::move(out));
   }
 };
 
@@ -159,8 +219,11 @@ CaptionResult Captioner::caption_rows(const std::function<const std::uint8_t*(st
 
 CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
   grid.validate("caption: grid");
-  require(grid.rank() == 3 && grid.dims[2] == models::MobileNetV2::kFeatDim && grid.dims[0] >= 1 && grid.dims[1] >= 1,
-          "caption: the grid must have dims [H, W, 1280]");
+  require(grid.rank() == 3 && grid.dims[2] == impl_->grid_dim() && grid.dims[0] >= 1 && grid.dims[1] >= 1,
+          "caption: the grid must have dims [H, W, " + std::to_string(impl_->grid_dim()) + "]" +
+              (impl_->grid_dim() != models::MobileNetV2::kFeatDim
+                   ? " (1280 MobileNetV2 channels + the bundle's cell colour/position channels, as encode() returns)"
+                   : ""));
   require(params.num_beams >= 0 && params.max_new_tokens >= 0, "caption: num_beams and max_new_tokens must be >= 0");
   const std::size_t gh = grid.dims[0], gw = grid.dims[1], cells = gh * gw;
   const auto& dec = impl_->decoder;
@@ -168,7 +231,8 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
   const int beams = params.num_beams > 0 ? params.num_beams : impl_->default_beams;
   const std::size_t max_len = params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
   const models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len)
-                                               : dec.beam(enc, static_cast<std::size_t>(beams), max_len);
+                                               : dec.beam(enc, static_cast<std::size_t>(beams), max_len,
+                                                          impl_->length_norm);
   CaptionResult out;
   out.num_beams = beams;
   out.finished = r.finished;
@@ -188,9 +252,20 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
 
 Tensor Captioner::classify_grid(const Tensor& grid) const {
   grid.validate("classify: grid");
-  require(grid.rank() == 3 && grid.dims[2] == models::MobileNetV2::kFeatDim,
-          "classify: the grid must have dims [H, W, 1280]");
-  std::vector<float> logits = impl_->encoder.classify(grid.data.data(), grid.dims[0] * grid.dims[1]);
+  constexpr std::size_t F = models::MobileNetV2::kFeatDim;
+  require(grid.rank() == 3 && (grid.dims[2] == F || grid.dims[2] == impl_->grid_dim()),
+          "classify: the grid must have dims [H, W, 1280]" +
+              (impl_->grid_dim() != F ? " or [H, W, " + std::to_string(impl_->grid_dim()) + "] (as encode() returns)"
+                                      : std::string()));
+  const std::size_t cells = grid.dims[0] * grid.dims[1], D = grid.dims[2];
+  std::vector<float> feats;
+  if (D != F) {  // drop the cell colours
+    feats.resize(cells * F);
+    for (std::size_t i = 0; i < cells; ++i)
+      std::copy(grid.data.begin() + static_cast<std::ptrdiff_t>(i * D),
+                grid.data.begin() + static_cast<std::ptrdiff_t>(i * D + F), feats.begin() + static_cast<std::ptrdiff_t>(i * F));
+  }
+  std::vector<float> logits = impl_->encoder.classify(D != F ? feats.data() : grid.data.data(), cells);
   const std::size_t n = logits.size();
   return Tensor({n}, std::move(logits));
 }

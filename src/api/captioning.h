@@ -68,11 +68,15 @@ class Captioner {
   CaptionResult caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
                              std::size_t height, const CaptionParams& params = {}, std::size_t channels = 4) const;
 
-  // The two halves, for benchmarks and tools: pixels → grid [grid_h, grid_w, 1280]; grid → caption.
+  // The two halves, for benchmarks and tools: pixels → grid [grid_h, grid_w, D]; grid → caption. D = 1280 (the
+  // MobileNetV2 features), + 3 for bundles with config.json "encoder.cell_colour": "mean_rgb" (each cell also
+  // carries the mean of the preprocessed input over its 32×32 pixels, R, G, B), + 2 for "encoder.cell_position":
+  // "xy" (the cell centre ((c + 0.5)/7·2 − 1, (r + 0.5)/7·2 − 1)), in that order; the `shapes` captioner has both.
   Tensor encode(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
                 std::size_t channels = 4) const;
   CaptionResult caption_grid(const Tensor& grid, const CaptionParams& params = {}) const;
-  // ImageNet logits [1000] of the encoder's classifier for a grid (Error when the encoder bundle has none).
+  // ImageNet logits [1000] of the encoder's classifier for a grid [H, W, 1280] or an encode() grid (Error when
+  // the encoder bundle has none).
   Tensor classify_grid(const Tensor& grid) const;
 
   std::size_t vocab_size() const;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -284,6 +285,29 @@ TEST_CASE("captioning: broken bundles are reported") {
   CHECK_THROWS_WITH_AS(api::Captioner::load(kEncoderDir, kEncoderDir), doctest::Contains("not an image captioner"),
                        Error);
   CHECK_THROWS_AS(api::Captioner::load(kTinyDir, kTinyDir), Error);
+  // the grid's extra channels (encoder.cell_colour / cell_position): unknown values and a feat_dim that does not
+  // count them are reported
+  {
+    const std::string enc_cfg = read_file(kEncoderDir + "/config.json");
+    const std::string enc_w = read_file(kEncoderDir + "/weights.safetensors");
+    const std::string w = read_file(kTinyDir + "/weights.safetensors");
+    const std::map<std::string, std::string> files = {{"vocab.txt", read_file(kTinyDir + "/vocab.txt")}};
+    auto load_with = [&](const std::string& key, const std::string& value) {
+      nlohmann::json cfg = nlohmann::json::parse(read_file(kTinyDir + "/config.json"));
+      cfg["encoder"][key] = value;
+      return api::Captioner::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), files,
+                                         enc_cfg, std::vector<std::uint8_t>(enc_w.begin(), enc_w.end()), "tiny");
+    };
+    CHECK_THROWS_WITH_AS(load_with("cell_colour", "mean_hsv"), doctest::Contains("cell_colour must be"), Error);
+    CHECK_THROWS_WITH_AS(load_with("cell_position", "polar"), doctest::Contains("cell_position must be"), Error);
+    CHECK_THROWS_WITH_AS(load_with("cell_colour", "mean_rgb"), doctest::Contains("feat_dim must be 1283"), Error);
+    CHECK_THROWS_WITH_AS(load_with("cell_position", "xy"), doctest::Contains("feat_dim must be 1282"), Error);
+    nlohmann::json cfg = nlohmann::json::parse(read_file(kTinyDir + "/config.json"));
+    cfg["decoding"]["length_norm"] = -1;
+    CHECK_THROWS_WITH_AS(api::Captioner::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), files,
+                                                     enc_cfg, std::vector<std::uint8_t>(enc_w.begin(), enc_w.end())),
+                         doctest::Contains("length_norm"), Error);
+  }
   // the PNM reader
   CHECK_THROWS_WITH_AS(image::decode_pnm("\x89PNG....", "x.png"), doctest::Contains("P5/P6"), Error);
   CHECK_THROWS_WITH_AS(image::decode_pnm("P6\n4 4\n255\nabc", "short.ppm"), doctest::Contains("truncated"), Error);
@@ -342,20 +366,44 @@ void check_bundle_goldens(const std::string& dir) {
       w = info.shape[1];
       for (float v : g.to_float(p + "pixels")) px.push_back(static_cast<std::uint8_t>(v));
     }
-    const std::vector<float> x = image::preprocess(px.data(), px.size(), w, h, 4);
-    const std::vector<float> grid = encoder().features(x.data(), 224);
-    std::vector<float> cells;
+    // the grid the decoder attends over, from the API: [7, 7, 1280], + 3 channels with encoder.cell_colour (mean
+    // input colour of the cell, golden "cell_colour"), + 2 with encoder.cell_position (the cell centre in [-1, 1])
+    const api::Tensor dg = captioner->encode(px.data(), px.size(), w, h, 4);
+    REQUIRE(dg.dims.size() == 3);
+    const std::size_t D = dg.dims[2];
+    const auto& ecfg = cap_bundle.config().at("encoder");
+    const bool cell_colour = ecfg.contains("cell_colour");
+    const bool cell_position = ecfg.contains("cell_position");
+    REQUIRE(cell_colour == g.contains(p + "cell_colour"));
+    REQUIRE(D == 1280u + (cell_colour ? 3u : 0u) + (cell_position ? 2u : 0u));
+    REQUIRE(dec.config().feat_dim == D);
+    if (cell_position) {
+      for (std::size_t cell = 0; cell < 49; ++cell) {
+        const float x = dg.data[cell * D + D - 2], y = dg.data[cell * D + D - 1];
+        CHECK(std::fabs(x - ((cell % 7) + 0.5) / 7.0 * 2 + 1) < 1e-6);
+        CHECK(std::fabs(y - ((cell / 7) + 0.5) / 7.0 * 2 + 1) < 1e-6);
+      }
+    }
+    std::vector<float> cells, colours;
     for (int cell : c.at("grid_cells").get<std::vector<int>>())
-      cells.insert(cells.end(), grid.begin() + cell * 1280, grid.begin() + (cell + 1) * 1280);
+      cells.insert(cells.end(), dg.data.begin() + cell * static_cast<std::ptrdiff_t>(D),
+                   dg.data.begin() + cell * static_cast<std::ptrdiff_t>(D) + 1280);
     close(what + " grid cells", cells, p + "grid_cells");
-    const models::ShowAttendTell::Encoded e = dec.encode(grid.data(), 49);
+    if (cell_colour) {
+      for (std::size_t cell = 0; cell < 49; ++cell)
+        colours.insert(colours.end(), dg.data.begin() + static_cast<std::ptrdiff_t>(cell * D + 1280),
+                       dg.data.begin() + static_cast<std::ptrdiff_t>(cell * D + 1283));
+      close(what + " cell colours", colours, p + "cell_colour");
+    }
+    const models::ShowAttendTell::Encoded e = dec.encode(dg.data.data(), 49);
     const models::SatDecodeResult gr = dec.greedy(e);
     CHECK(gr.tokens == c.at("greedy").at("token_ids").get<std::vector<int>>());
     close(what + " greedy logits", gr.logits, p + "greedy/logits");
     close(what + " greedy attention", gr.alphas, p + "greedy/attention");
     close(what + " greedy beta", gr.betas, p + "greedy/beta");
     const int beams = c.at("beam").at("num_beams").get<int>();
-    const models::SatDecodeResult b = dec.beam(e, static_cast<std::size_t>(beams));
+    const double length_norm = c.at("beam").value("length_norm", 0.0);  // the bundle's decoding.length_norm
+    const models::SatDecodeResult b = dec.beam(e, static_cast<std::size_t>(beams), 0, length_norm);
     CHECK(b.tokens == c.at("beam").at("token_ids").get<std::vector<int>>());
     close(what + " beam attention", b.alphas, p + "beam/attention");
     api::CaptionParams prm;

@@ -231,9 +231,10 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
 
 // One example per captioning model: the thumbnail picks the model (caption.js). A model this build does not ship
 // must say so clearly and produce no caption.
+// `beams` is the bundle's default decoding (config.json), which choosing the model puts in the beam field.
 const CAPTION_CASES = [
-  { model: 'flickr8k-mobilenet', thumb: 3, image: 'parrot', shot: 'caption.png' },   // examples/parrot.jpg
-  { model: 'shapes', thumb: 1, image: 'shapes-1', shot: 'caption-shapes.png' },       // examples/shapes-1.png
+  { model: 'flickr8k-mobilenet', thumb: 3, image: 'parrot', shot: 'caption.png', beams: 5 },   // examples/parrot.jpg
+  { model: 'shapes', thumb: 1, image: 'shapes-1', shot: 'caption-shapes.png', beams: 1 },       // examples/shapes-1.png
 ];
 
 test('caption: a caption and per-word attention over the image, or a clear "not available"', { skip }, async (t) => {
@@ -243,7 +244,7 @@ test('caption: a caption and per-word attention over the image, or a clear "not 
     await page.waitForFunction((re) => new RegExp(re).test(document.getElementById('cap-status').textContent),
       `Image: ${c.image}`, { timeout: 10_000 });
     assert.equal(await page.$eval('#cap-model', (s) => s.value), c.model);
-    await page.fill('#cap-beams', '3');
+    assert.equal(await page.$eval('#cap-beams', (i) => i.value), String(c.beams), 'the model\'s default beam width');
     const status = await submit('#cap-run', '#cap-status', 90_000);
     if (!available('captioning', c.model)) {
       assert.match(status, /captioning model not available in this build/i);

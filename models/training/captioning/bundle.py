@@ -74,24 +74,33 @@ def encoder_dir_for(bundle_dir, config):
 
 
 def export_bundle(ckpt_path, out_dir, name, task, decoder_dtype="F16", extra_config=None,
-                  encoder_bundle=ENCODER_BUNDLE):
+                  encoder_bundle=ENCODER_BUNDLE, num_beams=3, length_norm=0.0):
     """Writes config.json, weights.safetensors (the decoder), vocab.txt for a train.py checkpoint. The encoder is
     the shared bundle `encoder_bundle` (export_encoder.py), named in config.json, not copied."""
     ck = torch.load(ckpt_path)
     itos = ck["itos"]
     hp = ck["hp"]
-    if hp["feat_dim"] != 1280 or ck["args"].get("grid", "grid7") != "grid7":
-        raise ValueError("export supports the 7x7x1280 grid (features after features.18) only")
+    cell_colour = bool(ck["args"].get("cell_colour", False))
+    cell_position = bool(ck["args"].get("cell_position", False))
+    if hp["feat_dim"] != 1280 + (3 if cell_colour else 0) + (2 if cell_position else 0) or \
+            ck["args"].get("grid", "grid7") != "grid7":
+        raise ValueError("export supports the 7x7x1280 grid (features after features.18) only, plus the 3 cell "
+                         "colours of --cell-colour and the 2 coordinates of --cell-position")
+    extra_config = dict(extra_config or {})
+    if cell_colour:
+        extra_config["cell_colour"] = "mean_rgb"
+    if cell_position:
+        extra_config["cell_position"] = "xy"
     os.makedirs(out_dir, exist_ok=True)
     tensors = {}
     for k, v in ck["model"].items():
         tensors["decoder." + k] = v.numpy().astype(DTYPES[decoder_dtype])
     return write_decoder_bundle(out_dir, name, task, tensors, itos, hp, ck["args"]["max_len"], decoder_dtype,
-                                extra_config, encoder_bundle)
+                                extra_config, encoder_bundle, num_beams, length_norm)
 
 
 def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decoder_dtype="F16", extra_config=None,
-                         encoder_bundle=ENCODER_BUNDLE):
+                         encoder_bundle=ENCODER_BUNDLE, num_beams=3, length_norm=0.0):
     """tensors: {"decoder.<name>": array}; hp: the ShowAttendTell sizes (feat_dim, proj_dim, ...)."""
     os.makedirs(out_dir, exist_ok=True)
     write_safetensors(os.path.join(out_dir, "weights.safetensors"), tensors)
@@ -133,13 +142,25 @@ def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decode
             "pad_id": sat.PAD, "start_id": sat.START, "end_id": sat.END, "unk_id": sat.UNK,
             "detokenize": "join with single spaces",
         },
-        "decoding": {"num_beams": 3, "length_norm": 0.0,
+        "decoding": {"num_beams": num_beams, "length_norm": float(length_norm),
                      "beam_rule": "sat.beam_decode: each step extend every active hypothesis by every word, keep "
                                   "the num_beams best extensions overall (score = sum of log-softmax); kept ones "
                                   "ending in <end> are finished and leave the active set; stop when num_beams are "
                                   "finished, none is active, or after max_len steps; answer = best finished "
                                   "(best active only if none finished)"},
     }
+    extra_config = dict(extra_config or {})
+    if extra_config.pop("cell_colour", None):
+        # mobilenet.cell_colour: appended to every cell's 1280 features, so encoder.feat_dim is 1283
+        config["encoder"]["cell_colour"] = "mean_rgb"
+        config["encoder"]["cell_colour_rule"] = ("each cell (r, c) of the 7x7 grid gets 3 more channels: the mean of "
+                                                 "the preprocessed input x over pixels [32r, 32r+32) x [32c, 32c+32), "
+                                                 "channels R, G, B, after its 1280 MobileNetV2 channels")
+    if extra_config.pop("cell_position", None):
+        # mobilenet.cell_position: appended after the cell colour
+        config["encoder"]["cell_position"] = "xy"
+        config["encoder"]["cell_position_rule"] = ("then 2 more channels per cell (r, c): its centre "
+                                                   "((c + 0.5) / 7 * 2 - 1, (r + 0.5) / 7 * 2 - 1)")
     if extra_config:
         config.update(extra_config)
     with open(os.path.join(out_dir, "config.json"), "w") as f:

@@ -14,6 +14,8 @@ Modes: --bundle models/shapes (scenes re-rendered, encoder from the bundle), --b
 from the bundle on the cached features: valid because export.py checks that the bundle's F32 encoder equals the
 .pth the cache was computed with), or --checkpoint (cached features, float32 training checkpoint).
   /usr/bin/python3 models/training/captioning/eval_shapes.py --bundle models/shapes --beam 1 3
+  /usr/bin/python3 models/training/captioning/eval_shapes.py --bundle models/shapes --engine build/attnlens-cli --beam 1 3
+(--engine: the engine itself, attnlens-cli caption --json --attentions over the re-rendered scenes as PPM files.)
 """
 import argparse
 import json
@@ -66,6 +68,9 @@ def main():
     ap.add_argument("--n", type=int, default=500, help="number of held-out scenes (bundle mode)")
     ap.add_argument("--beam", type=int, nargs="+", default=[1])
     ap.add_argument("--cached", action="store_true", help="with --bundle: use the cached test features")
+    ap.add_argument("--engine", metavar="CLI",
+                    help="with --bundle: measure the ENGINE: attnlens-cli caption --json --attentions over the "
+                         "re-rendered scenes written as PPM files (no torch in the measured path)")
     ap.add_argument("--cache-dir", default=data.CACHE)
     ap.add_argument("--out")
     ap.add_argument("--threads", type=int, default=2,
@@ -74,6 +79,21 @@ def main():
     torch.set_num_threads(args.threads)
     t0 = time.time()
     seed = shapes.SPLIT_SEEDS[args.split]
+    if args.engine:
+        assert args.bundle, "--engine needs --bundle"
+        report = {}
+        for beam in args.beam:
+            report["beam%d" % beam] = r = engine_evaluate(args.engine, args.bundle, seed, args.n, beam)
+            print("ENGINE %s %s %s (%d scenes, beam %d): exact %.1f%%  grounding %.1f%% of %d object words  "
+                  "(overlap %.1f%%)  %.0fs" % (args.engine, args.bundle, args.split, args.n, beam, r["exact"],
+                                               r["grounding"], r["object_words"], r["grounding_overlap"],
+                                               time.time() - t0))
+            for x in [x for x in r["scenes"] if not x["exact"]][:5]:
+                print("  wrong: %r -> %r" % (x["truth"], x["generated"]))
+        if args.out:
+            json.dump(dict(command=" ".join(sys.argv), split=args.split, results=report), open(args.out, "w"),
+                      indent=1)
+        return
     if args.bundle and not args.cached:
         enc, dec, itos, cfg = bundle.load_bundle(args.bundle)
         scenes, feats = [], []
@@ -84,14 +104,15 @@ def main():
                 scenes.append(meta)
                 xs.append(mobilenet.preprocess_rgba(px))
             with torch.no_grad():
-                feats.append(mobilenet.grid_features(enc, torch.stack(xs)))
+                feats.append(mobilenet.decoder_grid(enc, torch.stack(xs),
+                                                    cfg["encoder"].get("cell_colour") == "mean_rgb",
+                                                    cfg["encoder"].get("cell_position") == "xy"))
         feats = torch.cat(feats)
         projected = False
         max_len = cfg["decoder"]["max_len"]
     else:
         if args.bundle:
             _, dec, itos, cfg = bundle.load_bundle(args.bundle)
-            assert cfg["weights_dtype"]["encoder"] == "F32", "--cached needs the bundle's encoder to be the F32 .pth"
             max_len = cfg["decoder"]["max_len"]
         else:
             ck = torch.load(args.checkpoint)
@@ -103,8 +124,15 @@ def main():
         meta = json.load(open(os.path.join(args.cache_dir, "shapes_%s.json" % args.split)))
         scenes = meta["scenes"]
         _, f16, _ = data.load_split("shapes", args.split, None, args.cache_dir)
+        a = torch.from_numpy(f16.astype(np.float32))
+        ck_args = torch.load(args.checkpoint)["args"] if args.checkpoint else {}
+        if ck_args.get("cell_colour") or (args.bundle and cfg["encoder"].get("cell_colour")):
+            rgb = np.load(os.path.join(args.cache_dir, "shapes_%s_rgb7.npy" % args.split))[:a.shape[0]]
+            a = torch.cat([a, torch.from_numpy(rgb)], dim=2)
+        if ck_args.get("cell_position") or (args.bundle and cfg["encoder"].get("cell_position")):
+            a = torch.cat([a, mobilenet.cell_position().unsqueeze(0).expand(a.shape[0], -1, -1)], dim=2)
         with torch.no_grad():
-            feats = dec.feat_proj(torch.from_numpy(f16.astype(np.float32)))
+            feats = dec.feat_proj(a)
         projected = True
     report = {}
     for beam in args.beam:
@@ -117,6 +145,37 @@ def main():
             print("  wrong: %r -> %r" % (x["truth"], x["generated"]))
     if args.out:
         json.dump(dict(command=" ".join(sys.argv), split=args.split, results=report), open(args.out, "w"), indent=1)
+
+
+def engine_evaluate(cli, bundle_dir, seed, n, beam):
+    """Scenes (seed, 0..n-1) rendered to binary PPMs, captioned by the engine CLI, scored like evaluate()."""
+    import subprocess
+    import tempfile
+    scenes, paths = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(n):
+            px, meta = shapes.make_scene(seed, i)
+            scenes.append(meta)
+            paths.append(os.path.join(tmp, "%05d.ppm" % i))
+            with open(paths[-1], "wb") as f:
+                f.write(b"P6\n%d %d\n255\n" % (px.shape[1], px.shape[0]) + px.tobytes())
+        out = subprocess.run([cli, "caption", "--model", bundle_dir, "--beams", str(beam), "--json", "--attentions"],
+                             input="\n".join(paths) + "\n", capture_output=True, text=True, check=True).stdout
+    lines = [json.loads(x) for x in out.splitlines() if x.strip()]
+    assert len(lines) == n and all("error" not in x for x in lines), "engine failed on some scenes"
+    results, n_exact, words = [], 0, []
+    for sc, r in zip(scenes, lines):
+        toks = [t for t in r["tokens"] if t != "<end>"]
+        att = np.asarray(r["attention"]["data"], np.float32).reshape(r["attention"]["dims"][0], -1)
+        exact = toks == text.tokenize(sc["caption"])
+        n_exact += exact
+        g = grounding(toks, att, sc["objects"])
+        words += g
+        results.append(dict(id=sc["id"], truth=sc["caption"], generated=" ".join(toks), exact=exact,
+                            words=[[w, bool(a), bool(b)] for w, a, b in g]))
+    return dict(exact=100.0 * n_exact / n, grounding=100.0 * sum(w[1] for w in words) / max(1, len(words)),
+                grounding_overlap=100.0 * sum(w[2] for w in words) / max(1, len(words)), object_words=len(words),
+                scenes=results)
 
 
 def evaluate(dec, feats, scenes, itos, beam, max_len, projected):

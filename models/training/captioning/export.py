@@ -21,6 +21,8 @@ loaded back (encoder codes x scale, decoder F16 upcast). Tensors per case i (flo
                                           ("pixels_ppm", RGB with alpha 255)
   case<i>/input_rows        [4, 224, 3]   rows 0, 1, 112, 223 of the preprocessed input (HWC)
   case<i>/grid_cells        [3, 1280]     grid cells 0, 24, 48 (row-major y*7+x) of the encoder output
+  case<i>/cell_colour       [49, 3]       bundles with encoder.cell_colour only: mobilenet.cell_colour of the input
+                                          (encoder.cell_position's 2 coordinates are constants, checked by the tests)
   case<i>/imagenet_logits   [1000]        the encoder bundle's classifier output
   case<i>/greedy/logits     [T, V]        decoder logits of every greedy step, T includes the step that chose <end>
   case<i>/greedy/attention  [T, 7, 7]     alpha_t for each of those steps (row-major grid)
@@ -48,6 +50,7 @@ SANITY = os.path.join(mobilenet.DEFAULT_DATA_DIR, "mobilenet_v2_imagenet", "sani
 # the sanity images as committed PPMs (tests/goldens/captioning/make_captioning_goldens.py writes them)
 SANITY_PPM = os.path.join(mobilenet.REPO_ROOT, "tests", "goldens", "captioning", "sanity")
 INPUT_ROWS = [0, 1, 112, 223]
+GOLDEN_BEAMS = 3  # the goldens' beam search width (independent of the bundle's default decoding.num_beams)
 GRID_CELLS = [0, 24, 48]
 
 
@@ -103,9 +106,10 @@ def golden_cases(task):
 @torch.no_grad()
 def run_case(enc, dec, pixels, cfg):
     x = mobilenet.preprocess_rgba(pixels)
-    grid = mobilenet.grid_features(enc, x[None])  # [1, 49, 1280]
+    grid = mobilenet.decoder_grid(enc, x[None], cfg["encoder"].get("cell_colour") == "mean_rgb",
+                                  cfg["encoder"].get("cell_position") == "xy")  # [1, 49, D]
     g = sat.greedy_decode(dec, grid, max_len=cfg["decoder"]["max_len"])[0]
-    b = sat.beam_decode(dec, grid[0], beam=cfg["decoding"]["num_beams"], max_len=cfg["decoder"]["max_len"],
+    b = sat.beam_decode(dec, grid[0], beam=GOLDEN_BEAMS, max_len=cfg["decoder"]["max_len"],
                         length_norm=cfg["decoding"]["length_norm"])
     logits_in = enc(x[None])[0]
     return x, grid[0], g, b, logits_in
@@ -119,6 +123,11 @@ def main():
     ap.add_argument("--encoder-dir", default=os.path.join(mobilenet.REPO_ROOT, "models", bundle.ENCODER_BUNDLE),
                     help="the shared encoder bundle (export_encoder.py); the config names it by its folder name")
     ap.add_argument("--decoder-dtype", default="F16", choices=["F16", "F32"])
+    ap.add_argument("--num-beams", type=int, default=3,
+                    help="the bundle's default decoding.num_beams (chosen on dev: 3 for flickr8k, 1 for shapes)")
+    ap.add_argument("--length-norm", type=float, default=0.0,
+                    help="the bundle's decoding.length_norm: beam search answers the finished hypothesis with the best "
+                         "score / len^length_norm (chosen on dev)")
     ap.add_argument("--threads", type=int, default=2,
                     help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
     args = ap.parse_args()
@@ -127,7 +136,8 @@ def main():
     if not os.path.exists(os.path.join(args.encoder_dir, "config.json")):
         sys.exit("no encoder bundle at %s: run export_encoder.py first" % args.encoder_dir)
     cfg = bundle.export_bundle(args.checkpoint, args.out, name, "image-to-text", decoder_dtype=args.decoder_dtype,
-                               encoder_bundle=os.path.basename(os.path.normpath(args.encoder_dir)))
+                               encoder_bundle=os.path.basename(os.path.normpath(args.encoder_dir)),
+                               num_beams=args.num_beams, length_norm=args.length_norm)
     size = os.path.getsize(os.path.join(args.out, "weights.safetensors"))
     print("wrote %s: decoder weights %.2f MB (%s); encoder: %s" % (args.out, size / 1e6, args.decoder_dtype,
                                                                    args.encoder_dir))
@@ -150,15 +160,17 @@ def main():
             d = float((v - enc_b.state_dict()[k]).abs().max())
             assert d <= 2e-6 * max(float(v.abs().max()), 1e-30), "encoder bundle differs from the .pth: %s (%g)" % (k, d)
     cases = golden_cases(args.task)
+    cc = cfg["encoder"].get("cell_colour") == "mean_rgb"
+    cp = cfg["encoder"].get("cell_position") == "xy"
     max_diff32 = 0.0
     same_caption = 0
     for cname, _, px, _ppm in cases:
         x = mobilenet.preprocess_rgba(px)[None]
         with torch.no_grad():
-            gb = mobilenet.grid_features(enc_b, x)
+            gb = mobilenet.decoder_grid(enc_b, x, cc, cp)
             ob = sat.greedy_decode(dec_b, gb)[0]
             orr = sat.greedy_decode(dec_r, gb)[0]
-            o32 = sat.greedy_decode(dec32, mobilenet.grid_features(enc32, x))[0]
+            o32 = sat.greedy_decode(dec32, mobilenet.decoder_grid(enc32, x, cc, cp))[0]
         assert ob["tokens"] == orr["tokens"] and torch.equal(ob["logits"], orr["logits"]) and \
             torch.equal(ob["alphas"], orr["alphas"]), "bundle does not reproduce the rounded checkpoint"
         same_caption += ob["tokens"] == o32["tokens"]
@@ -178,7 +190,9 @@ def main():
         if ppm is None:
             tensors[p + "pixels"] = px
         tensors[p + "input_rows"] = x.permute(1, 2, 0)[INPUT_ROWS].numpy()
-        tensors[p + "grid_cells"] = grid[GRID_CELLS].numpy()
+        tensors[p + "grid_cells"] = grid[GRID_CELLS, :1280].numpy()
+        if cc:
+            tensors[p + "cell_colour"] = grid[:, 1280:1283].numpy()  # [49, 3]
         tensors[p + "imagenet_logits"] = logits_in.numpy()
         tensors[p + "greedy/logits"] = g["logits"].numpy()
         tensors[p + "greedy/attention"] = g["alphas"].reshape(-1, 7, 7).numpy()
@@ -189,7 +203,7 @@ def main():
             grid_cells=GRID_CELLS,
             greedy=dict(token_ids=g["tokens"], end_emitted=len(g["logits"]) > len(g["tokens"]),
                         text=text.decode(g["tokens"], itos), steps=len(g["logits"])),
-            beam=dict(num_beams=cfg["decoding"]["num_beams"], token_ids=b["tokens"],
+            beam=dict(num_beams=GOLDEN_BEAMS, length_norm=cfg["decoding"]["length_norm"], token_ids=b["tokens"],
                       text=text.decode(b["tokens"], itos), score=b["score"], steps=len(b["alphas"])),
             tensors={k[len(p):]: list(v.shape) for k, v in tensors.items() if k.startswith(p)}))
         print("golden %s: greedy %r, beam %r" % (cname, gcases[-1]["greedy"]["text"], gcases[-1]["beam"]["text"]))
@@ -202,16 +216,8 @@ def main():
     print("goldens: %d cases, golden.safetensors %.2f MB" % (len(cases), gsize / 1e6))
 
     # (the ImageNet sanity fixtures of the encoder live in tests/goldens/captioning: make_captioning_goldens.py)
-    if args.task == "shapes":
-        # example scenes for the page (generated, ours): held-out test scenes 0..3 as PNG
-        from PIL import Image
-        ex_dir = os.path.join(args.out, "examples")
-        os.makedirs(ex_dir, exist_ok=True)
-        for i in range(4):
-            px, meta = shapes.make_scene(shapes.SPLIT_SEEDS["test"], i)
-            Image.fromarray(px).save(os.path.join(ex_dir, "scene_test_%d.png" % i), optimize=True)
-        print("examples written to", ex_dir)
-
+    # (example scenes for the page are web/examples/shapes-*.png, written once from shapes.make_scene: the bundle
+    # itself carries no images, to stay small)
 
 if __name__ == "__main__":
     main()

@@ -187,6 +187,39 @@ def check_preprocess():
         raise AssertionError("bad input accepted: %r" % (bad.shape,))
 
 
+def check_cell_channels_and_box_targets():
+    import train
+    # cell colour: a scene with a red left half and a blue right half (column 112 splits cell column 3)
+    px = np.zeros((224, 224, 3), np.uint8)
+    px[:, :112] = (255, 0, 0)
+    px[:, 112:] = (0, 0, 255)
+    x = mobilenet.preprocess_rgba(px)[None]
+    cc = mobilenet.cell_colour(x)[0]  # [49, 3]
+    assert cc.shape == (49, 3)
+    assert torch.allclose(cc[0], torch.tensor([1.0, -1.0, -1.0])) and torch.allclose(cc[6], torch.tensor([-1.0, -1.0, 1.0]))
+    assert torch.allclose(cc[3], torch.tensor([0.0, -1.0, 0.0]), atol=1e-6)  # half red, half blue
+    pos = mobilenet.cell_position()
+    assert pos.shape == (49, 2) and torch.allclose(pos[0], torch.tensor([-6 / 7, -6 / 7]))
+    assert torch.allclose(pos[7 * 2 + 5], torch.tensor([4 / 7, -2 / 7]))  # row 2, column 5: (x, y)
+    # attention-supervision targets mark exactly the cells eval_shapes.grounding counts as inside
+    import eval_shapes
+    for i in range(20):
+        _, m = shapes.make_scene(7, i)
+        tgt = train.box_cell_targets(m, 20)
+        toks = m["caption"].split()
+        assert tgt.shape == (len(toks), 49)
+        for t, w in enumerate(toks):
+            if w in shapes.COLOUR_WORDS or w in shapes.SHAPE_WORDS:
+                assert tgt[t].sum() >= 1
+                for c in range(49):
+                    al = torch.zeros(len(toks), 49)
+                    al[t, c] = 1
+                    hit = [h for (ww, h, _) in eval_shapes.grounding(toks[:t + 1], al[:t + 1], m["objects"])][-1]
+                    assert bool(tgt[t, c]) == hit, (m["caption"], t, c)
+            elif w in ("a", "left", "of", "above", "below"):
+                assert tgt[t].sum() == 0
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):

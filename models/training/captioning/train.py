@@ -1,7 +1,8 @@
 """Train a Show, Attend and Tell captioner (sat.py) on precomputed MobileNetV2 grid features.
 
   --task flickr8k : Flickr8k train split (6000 images x 5 captions), model selection on dev BLEU-4 (greedy).
-  --task shapes   : synthetic scenes (shapes.py / make_shapes.py), selection on dev exact-caption accuracy.
+  --task shapes   : synthetic scenes (shapes.py / make_shapes.py), selection on dev min(exact-caption accuracy,
+                    attention grounding).
 
 Checkpoints: models/training/captioning/runs/<task>/{last,best}.pt (gitignored). --resume continues from last.pt
 (model, optimiser, epoch, RNG state). --max-minutes stops cleanly after the current batch and saves last.pt.
@@ -23,6 +24,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import data  # noqa: E402
+import eval_shapes  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
 import text  # noqa: E402
@@ -51,19 +53,42 @@ def project(feats, w, b, bs=500):
     return out
 
 
-def evaluate(model, task, pfeats, caps, itos, max_len, bs=250):
-    """Greedy decoding over a whole split of projected features; flickr8k -> BLEU-4, shapes -> exact %."""
+def evaluate(model, task, pfeats, caps, itos, max_len, bs=250, scenes=None):
+    """Greedy decoding over a whole split of projected features; flickr8k -> BLEU-4; shapes -> exact % and
+    attention grounding % (eval_shapes.grounding), selection score min(exact, grounding)."""
     model.eval()
-    hyps = []
+    hyps, outs = [], []
     for s in range(0, pfeats.shape[0], bs):
         f = torch.from_numpy(pfeats[s:s + bs])
         for r in sat.greedy_decode(model, f, max_len=max_len, projected=True):
             hyps.append(text.decode(r["tokens"], itos))
+            outs.append(r)
     if task == "flickr8k":
         sc = text.bleu_scores(hyps, caps)
         return sc["bleu4"], sc, hyps
-    exact = sum(h == " ".join(text.tokenize(c[0])) for h, c in zip(hyps, caps)) / len(hyps)
-    return 100.0 * exact, {"exact": 100.0 * exact}, hyps
+    exact = 100.0 * sum(h == " ".join(text.tokenize(c[0])) for h, c in zip(hyps, caps)) / len(hyps)
+    words = []
+    for r, sc in zip(outs, scenes):
+        words += eval_shapes.grounding([itos[i] for i in r["tokens"]], r["alphas"], sc["objects"])
+    ground = 100.0 * sum(w[1] for w in words) / max(1, len(words))
+    return min(exact, ground), {"exact": exact, "grounding": ground}, hyps
+
+
+def box_cell_targets(scene, max_len, grid=7, size=224):
+    """[n_words, grid*grid] float32: for each size/colour/shape word of the scene's caption, 1 on the cells whose
+    centre lies inside the box of the object the word describes (the test of eval_shapes.grounding), else 0."""
+    words = text.tokenize(scene["caption"])[:max_len]
+    out = np.zeros((len(words), grid * grid), np.float32)
+    cell = size / grid
+    for j, (w, k) in enumerate(zip(words, scene["word_objects"])):
+        if k < 0 or w == "a":
+            continue
+        x0, y0, x1, y1 = scene["objects"][k]["box"]
+        for i in range(grid * grid):
+            r, c = divmod(i, grid)
+            cx, cy = (c + 0.5) * cell, (r + 0.5) * cell
+            out[j, i] = float(x0 <= cx < x1 and y0 <= cy < y1)
+    return out
 
 
 def main():
@@ -85,6 +110,23 @@ def main():
     ap.add_argument("--embed-dim", type=int, default=256)
     ap.add_argument("--hidden-dim", type=int, default=512)
     ap.add_argument("--att-dim", type=int, default=256)
+    ap.add_argument("--init-state", choices=["mean", "const"], default="mean",
+                    help="h_0/c_0: 'mean' = tanh(W mean(p) + b) (SAT f_init); 'const' = a learned constant tanh(b): "
+                         "W_ih0/W_ic0 are zeroed and frozen, so the bundle and the engine keep the same equations "
+                         "and every piece of image information has to come through the attention")
+    ap.add_argument("--cell-colour", action="store_true",
+                    help="shapes: append each cell's mean input colour (mobilenet.cell_colour, cache "
+                         "shapes_<split>_rgb7.npy) to its 1280 features; feat_proj becomes blockdiag(PCA, s*I3) "
+                         "(feat_dim 1283, proj_dim + 3); the bundle says \"encoder.cell_colour\": \"mean_rgb\"")
+    ap.add_argument("--cell-position", action="store_true",
+                    help="append each cell's centre (x, y) in [-1, 1] (mobilenet.cell_position) after the colour: "
+                         "feat_dim + 2, proj_dim + 2; the bundle says \"encoder.cell_position\": \"xy\"")
+    ap.add_argument("--att-sup", type=float, default=0.0,
+                    help="shapes only: weight of an attention-supervision term (Liu et al. 2017, 'Attention "
+                         "Correctness in Neural Image Captioning'): for every size/colour/shape word of a TRAINING "
+                         "caption, -log of the attention mass on the grid cells whose centre lies in that object's "
+                         "box (the generator's ground truth). Changes the loss only, not the decoder equations")
+    ap.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0 = all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--threads", type=int, default=2,
@@ -98,6 +140,11 @@ def main():
 
     _, tr_feats, tr_caps = data.load_split(args.task, "train", args.data_dir, args.cache_dir, args.grid)
     _, dv_feats, dv_caps = data.load_split(args.task, "dev", args.data_dir, args.cache_dir, args.grid)
+    if args.train_limit:
+        tr_feats, tr_caps = tr_feats[:args.train_limit], tr_caps[:args.train_limit]
+    dv_scenes = None
+    if args.task == "shapes":
+        dv_scenes = json.load(open(os.path.join(args.cache_dir, "shapes_dev.json")))["scenes"][:dv_feats.shape[0]]
     tr_tok = [[text.tokenize(c) for c in cs] for cs in tr_caps]
     itos = text.build_vocab([t for ts in tr_tok for t in ts], args.min_count)
     stoi = {w: i for i, w in enumerate(itos)}
@@ -105,7 +152,8 @@ def main():
     print("train images %d, captions %d, vocab %d, feats %s" % (tr_feats.shape[0], len(pairs), len(itos),
                                                                tr_feats.shape), flush=True)
     n_train_images = tr_feats.shape[0]
-    hp = dict(feat_dim=tr_feats.shape[2], proj_dim=args.proj_dim, embed_dim=args.embed_dim,
+    extra = (3 if args.cell_colour else 0) + (2 if args.cell_position else 0)
+    hp = dict(feat_dim=tr_feats.shape[2] + extra, proj_dim=args.proj_dim + extra, embed_dim=args.embed_dim,
               hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout)
     torch.manual_seed(args.seed)
     model = sat.ShowAttendTell(len(itos), **hp)
@@ -116,10 +164,37 @@ def main():
         pw, pb, explained = sat.pca_projection(tr_feats, args.proj_dim)
         torch.save((pw, pb, explained), pca_path)
     print("PCA %d dims keep %.1f%% of the feature variance" % (args.proj_dim, 100 * explained), flush=True)
-    model.feat_proj.weight.data.copy_(pw)
-    model.feat_proj.bias.data.copy_(pb)
     tr_p = project(tr_feats, pw, pb)
     dv_p = project(dv_feats, pw, pb)
+    if args.cell_colour:
+        tr_rgb = np.load(os.path.join(args.cache_dir, "shapes_train_rgb7.npy"))[:tr_p.shape[0]]
+        dv_rgb = np.load(os.path.join(args.cache_dir, "shapes_dev_rgb7.npy"))[:dv_p.shape[0]]
+        assert tr_rgb.shape[:2] == tr_p.shape[:2] and dv_rgb.shape[:2] == dv_p.shape[:2], "run make_shapes.py"
+        # p = [PCA(a); s (rgb - mu)], s puts the colour on the scale of the mean PCA component
+        mu = tr_rgb.reshape(-1, 3).mean(0)
+        scale = float(np.sqrt((tr_p[:2000] ** 2).mean()) / tr_rgb.reshape(-1, 3).std())
+        print("cell colour: scale %.3f, mean %s" % (scale, np.round(mu, 3).tolist()), flush=True)
+        pw = torch.cat([torch.cat([pw, torch.zeros(pw.shape[0], 3)], 1),
+                        torch.cat([torch.zeros(3, pw.shape[1]), scale * torch.eye(3)], 1)], 0)
+        pb = torch.cat([pb, torch.from_numpy(-scale * mu).float()])
+        tr_p = np.concatenate([tr_p, scale * (tr_rgb - mu)], axis=2).astype(np.float32)
+        dv_p = np.concatenate([dv_p, scale * (dv_rgb - mu)], axis=2).astype(np.float32)
+    if args.cell_position:
+        # p gets s * (x, y) of the cell: fixed coordinate channels, zero mean over the grid
+        pos = mobilenet.cell_position().numpy()  # [49, 2]
+        scale = float(np.sqrt((tr_p[:2000, :, :args.proj_dim] ** 2).mean()) / pos.std())
+        print("cell position: scale %.3f" % scale, flush=True)
+        pw = torch.cat([torch.cat([pw, torch.zeros(pw.shape[0], 2)], 1),
+                        torch.cat([torch.zeros(2, pw.shape[1]), scale * torch.eye(2)], 1)], 0)
+        pb = torch.cat([pb, torch.zeros(2)])
+        tr_p = np.concatenate([tr_p, np.broadcast_to(scale * pos, tr_p.shape[:2] + (2,))], axis=2).astype(np.float32)
+        dv_p = np.concatenate([dv_p, np.broadcast_to(scale * pos, dv_p.shape[:2] + (2,))], axis=2).astype(np.float32)
+    model.feat_proj.weight.data.copy_(pw)
+    model.feat_proj.bias.data.copy_(pb)
+    if args.init_state == "const":
+        for lin in (model.init_h, model.init_c):
+            lin.weight.data.zero_()
+            lin.weight.requires_grad_(False)
     del tr_feats, dv_feats
     opt = torch.optim.Adam([q for q in model.parameters() if q.requires_grad], lr=args.lr)
     print("parameters: %d" % sat.param_count(model), flush=True)
@@ -146,6 +221,11 @@ def main():
         torch.save(ck, os.path.join(run_dir, name + ".tmp"))
         os.replace(os.path.join(run_dir, name + ".tmp"), os.path.join(run_dir, name))
 
+    sup = None
+    if args.att_sup > 0:
+        assert args.task == "shapes", "--att-sup needs the shapes boxes"
+        tr_scenes = json.load(open(os.path.join(args.cache_dir, "shapes_train.json")))["scenes"][:n_train_images]
+        sup = [box_cell_targets(sc, args.max_len) for sc in tr_scenes]
     lengths = [len(c) for _, c in pairs]
     total_steps = args.epochs * ((len(pairs) + args.batch - 1) // args.batch)
     stop = False
@@ -172,6 +252,15 @@ def main():
                 g["lr"] = sat.cosine_lr(state["step"], total_steps, args.lr)
             logits, alphas = model(f, cap)
             loss, ce, reg = sat.caption_loss(logits, alphas, cap, args.lam)
+            if sup is not None:
+                tgt = torch.zeros(len(b), T - 1, alphas.size(2))
+                for r, i in enumerate(b):
+                    m = sup[pairs[i][0]]
+                    tgt[r, :m.shape[0]] = torch.from_numpy(m[:T - 1])
+                on = tgt.sum(2) > 0
+                if bool(on.any()):
+                    mass = (alphas * tgt).sum(2)[on]
+                    loss = loss + args.att_sup * -torch.log(mass + 1e-6).mean()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
@@ -190,7 +279,7 @@ def main():
             break
         state["epoch"] += 1
         state["batch_in_epoch"] = 0
-        score, scores, hyps = evaluate(model, args.task, dv_p, dv_caps, itos, args.max_len)
+        score, scores, hyps = evaluate(model, args.task, dv_p, dv_caps, itos, args.max_len, scenes=dv_scenes)
         state["history"].append(dict(epoch=state["epoch"], train_ce=tl / max(tn, 1), dev=scores,
                                      minutes=state["train_seconds"] / 60))
         print("epoch %d dev %s  (%.1f min training)  e.g. %r" % (state["epoch"], json.dumps(
