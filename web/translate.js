@@ -20,7 +20,7 @@ export const EXAMPLES = [
 const MODELS = [
   ['de-en-transformer', 'Transformer'],
   ['de-en-rnn-additive', 'GRU + additive'],
-  ['de-en-rnn-general', 'GRU + general'],
+  ['de-en-rnn-general', 'LSTM + general'],
 ];
 const missingText = (model) => `The model ${model} is not available in this build (no bundle under /models/${model}/).`;
 

@@ -252,6 +252,16 @@ class TransformerSeq2Seq(nn.Module):
 
 
 # ====================================================================== RNN + additive attention (Bahdanau 2015)
+def uniform_init(module, r):
+    """OpenNMT-style initialisation: every LSTM and linear parameter (weights and biases) drawn from U(-r, r) instead
+    of PyTorch's U(-1/sqrt(hidden), 1/sqrt(hidden)); embeddings and the output bias keep their own init. Training
+    only: the architecture (and so the engine) is unchanged."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if not name.startswith("embed.") and name != "out_bias":
+                p.uniform_(-r, r)
+
+
 def masked_softmax(scores, keep):
     return torch.softmax(scores.masked_fill(~keep, NEG_INF), dim=-1)
 
@@ -347,7 +357,7 @@ class RnnGeneral(nn.Module):
 
     architecture = "rnn-seq2seq"
 
-    def __init__(self, vocab, emb=256, hidden=256, dec_layers=2, dropout=0.3):
+    def __init__(self, vocab, emb=256, hidden=256, dec_layers=2, dropout=0.3, init_range=0.0):
         super().__init__()
         d = 2 * hidden
         self.cfg = dict(vocab_size=vocab, attention="general", embedding_dim=emb, encoder_hidden=hidden,
@@ -361,6 +371,8 @@ class RnnGeneral(nn.Module):
         self.attn_combine = nn.Linear(2 * d, emb, bias=False)  # W_c over [c_t; h_t]
         self.out_bias = nn.Parameter(torch.zeros(vocab))
         self.dropout = nn.Dropout(dropout)
+        if init_range > 0:
+            uniform_init(self, init_range)
         nn.init.normal_(self.embed.weight, 0.0, emb ** -0.5)
         with torch.no_grad():
             self.embed.weight[PAD].zero_()
@@ -416,5 +428,6 @@ def build_model(kind, vocab, args):
                            dropout=args.get("dropout", 0.3))
     if kind == "rnn-general":
         return RnnGeneral(vocab, emb=args.get("emb", 256), hidden=args.get("hidden", 256),
-                          dec_layers=args.get("dec_layers", 2), dropout=args.get("dropout", 0.3))
+                          dec_layers=args.get("dec_layers", 2), dropout=args.get("dropout", 0.3),
+                          init_range=args.get("init_range", 0.0))
     raise ValueError(f"unknown model kind {kind!r}")

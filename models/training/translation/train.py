@@ -57,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--d-ff", type=int, default=512)
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--dec-layers", type=int, default=2, help="rnn-general: stacked decoder LSTMs")
+    p.add_argument("--init-range", type=float, default=0.0,
+                   help="rnn-general: U(-r, r) init of LSTM/linear parameters (OpenNMT's 0.1); 0 = PyTorch defaults")
     p.add_argument("--max-len", type=int, default=100, help="skip training pairs longer than this (ids)")
     p.add_argument("--stop-at", help="also stop cleanly at this UTC wall-clock time, HH:MM (today)")
     p.add_argument("--val-bleu-from", type=int, default=1, help="first epoch whose val greedy BLEU is computed")
@@ -71,7 +73,8 @@ def parse_args(argv=None):
 
 
 def model_args(args):
-    return {"dropout": args.dropout, "d_ff": args.d_ff, "layers": args.layers, "dec_layers": args.dec_layers}
+    return {"dropout": args.dropout, "d_ff": args.d_ff, "layers": args.layers, "dec_layers": args.dec_layers,
+            "init_range": getattr(args, "init_range", 0.0)}
 
 
 def lr_at(args, step, scale=1.0):
