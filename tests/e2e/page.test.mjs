@@ -15,8 +15,8 @@ const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=
 // Expected outputs come from the PyTorch goldens (the beam-4 outputs in models/de-en-transformer/golden.json, written
 // by the recipe's make_goldens.py with the bundle's own decoding defaults) and the SST-2 labels of
 // models/sst2-*/golden.json, never from the engine.
-const goldenBeam4 = (de) => {
-  const file = path.join(ROOT, 'models', 'de-en-transformer', 'golden.json');
+const goldenBeam4 = (de, model = 'de-en-transformer') => {
+  const file = path.join(ROOT, 'models', model, 'golden.json');
   const c = JSON.parse(readFileSync(file, 'utf8')).cases.find((x) => x.source === de);
   if (!c) throw new Error(`no golden case for ${JSON.stringify(de)} in ${file}`);
   return c.beam4.text;
@@ -227,6 +227,24 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
     assert.match(await textOf('#cmp-b-text'), /not available in this build/);
   }
   await page.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'translate-compare.png') });
+
+  // The RNN models through the main form: the page's beam-4 translation is the PyTorch decoder's (the bundle's
+  // golden), the alignment is drawn, and there is no head view (one cross-attention map, no heads).
+  for (const model of ['de-en-rnn-general', 'de-en-rnn-additive']) {
+    await page.selectOption('#tr-model', model);
+    await page.fill('#tr-beams', '4');
+    await page.fill('#tr-input', TRANSLATE[0].de);
+    const status = await submit('#tr-run', '#tr-status', 90_000);
+    if (!available('translation', model)) {
+      assert.match(status, /not available in this build/);
+      t.diagnostic(`${model} is not shipped: checked the "not available" message`);
+      continue;
+    }
+    assert.doesNotMatch(status, /Error|not available/, status);
+    assert.equal(await textOf('#tr-output'), goldenBeam4(TRANSLATE[0].de, model), model);
+    assert.ok((await canvasProbe(page, '#tr-heatmap')).color > 2000, `${model}: the alignment is drawn`);
+    assert.equal(await page.isVisible('#tr-headview'), false, `${model}: no head view for an RNN`);
+  }
 });
 
 // One example per captioning model: the thumbnail picks the model (caption.js). A model this build does not ship
