@@ -134,3 +134,25 @@ test('the tiny RNN bundles (additive GRU, general LSTM) decode as PyTorch does, 
     await assert.rejects(tr('ein hund'), /has been disposed/);
   }
 });
+
+test('the shipped RNN models, by name, translate real sentences as PyTorch does (beam 4 and greedy)', async () => {
+  for (const name of ['de-en-rnn-general', 'de-en-rnn-additive']) {
+    const g = JSON.parse(readFileSync(`${ROOT}models/${name}/golden.json`, 'utf8'));
+    const tr = await pipeline('translation', name);
+    try {
+      assert.equal(tr.architecture, 'rnn-seq2seq');
+      for (const c of g.cases.slice(0, 5)) {
+        const out = await tr(c.source);  // the bundle's default: beam 4
+        assert.equal(out.text, c.beam4.text, `${name}: ${c.source}`);
+        assert.deepEqual([...out.target_ids], c.beam4.ids, name);
+        assert.equal(out.attentions.length, 1);
+        assert.deepEqual(out.attentions[0].dims, [out.target_tokens.length, out.source_tokens.length]);
+        assertRowsSumToOne(out.attentions[0], `${name} cross`);
+        const greedy = await tr(c.source, { num_beams: 1 });
+        assert.equal(greedy.text, c.greedy.text, `${name} greedy: ${c.source}`);
+      }
+    } finally {
+      tr.dispose();
+    }
+  }
+});
