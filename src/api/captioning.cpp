@@ -115,8 +115,9 @@ struct Captioner::Impl {
     if (!cell_colour && !cell_position) return Tensor({g, g, F}, std::move(feats));
     // [cells × 1280] → [cells × D]: append the cell's mean input colour (input is HWC, image/preprocess.h) and/or
     // its centre coordinates
-    const std::size_t D = grid_dim(), s = input_size / g;
-    require(s * g == input_size, "captioner: encoder.cell_colour needs the input size to be a multiple of the grid");
+    const std::size_t D = grid_dim(), s = input_size / g;  // s: pixels per cell side (cell_colour)
+    require(!cell_colour || s * g == input_size,
+            "captioner: encoder.cell_colour needs the input size to be a multiple of the grid");
     std::vector<float> out(g * g * D);
     for (std::size_t r = 0; r < g; ++r) {
       for (std::size_t c = 0; c < g; ++c) {

@@ -251,7 +251,6 @@ class TransformerSeq2Seq(nn.Module):
     select = staticmethod(select_rows)
 
 
-# ====================================================================== RNN + additive attention (Bahdanau 2015)
 def uniform_init(module, r):
     """OpenNMT-style initialisation: every LSTM and linear parameter (weights and biases) drawn from U(-r, r) instead
     of PyTorch's U(-1/sqrt(hidden), 1/sqrt(hidden)); embeddings and the output bias keep their own init. Training
@@ -262,6 +261,7 @@ def uniform_init(module, r):
                 p.uniform_(-r, r)
 
 
+# ====================================================================== RNN + additive attention (Bahdanau 2015)
 def masked_softmax(scores, keep):
     return torch.softmax(scores.masked_fill(~keep, NEG_INF), dim=-1)
 

@@ -74,7 +74,7 @@ def parse_args(argv=None):
 
 def model_args(args):
     return {"dropout": args.dropout, "d_ff": args.d_ff, "layers": args.layers, "dec_layers": args.dec_layers,
-            "init_range": getattr(args, "init_range", 0.0)}
+            "init_range": args.init_range}
 
 
 def lr_at(args, step, scale=1.0):
