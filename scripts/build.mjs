@@ -26,7 +26,7 @@ export function run(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', env: buildEnv, ...options });
   if (r.error) {
     throw new Error(r.error.code === 'ENOENT'
-      ? `'${cmd}' was not found: install the toolchain (.ci/run lists the Debian packages)`
+      ? `'${cmd}' was not found: install the toolchain (scripts/toolchain.sh lists the Debian packages; npm start installs them)`
       : `${shown}: ${r.error.message}`);
   }
   if (r.status !== 0) throw new Error(`${shown} exited with status ${r.status ?? r.signal}`);

@@ -1,8 +1,27 @@
 #!/usr/bin/env node
-// `npm start`: builds the WASM module when it is missing or stale, then serves the page on localhost.
+// `npm start`: installs the toolchain the WASM build needs when it is missing (scripts/toolchain.sh: Debian packages
+// through apt-get, sudo when not root; the same list CI uses), builds the WASM module when it is missing or stale,
+// then serves the page on localhost.
 //   PORT=8080 (default; the next free port is used when it is taken), HOST=127.0.0.1
+//   ATTNLENS_DRY_RUN=1: only say what would be installed (the apt-get commands), build and serve nothing
+// Emscripten's optimizer finds Debian's acorn through NODE_PATH=/usr/share/nodejs: build.mjs sets it for every
+// command it runs.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { ROOT, buildTree } from './build.mjs';
 import { serve } from './serve.mjs';
+
+const dryRun = process.env.ATTNLENS_DRY_RUN === '1';
+
+const check = spawnSync('bash', [path.join(ROOT, 'scripts', 'toolchain.sh'), 'start'], { cwd: ROOT, stdio: 'inherit' });
+if (check.error || check.status !== 0) {
+  if (check.error) console.error(`cannot run scripts/toolchain.sh: ${check.error.message}`);
+  process.exit(check.status || 1);
+}
+if (dryRun) {
+  console.log('dry run: would build build-wasm/ (attnlens_wasm) and serve web/');
+  process.exit(0);
+}
 
 try {
   buildTree('wasm', { targets: ['attnlens_wasm'] });

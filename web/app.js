@@ -16,9 +16,38 @@ if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
   });
 }
 
-setupTranslate();
-setupSentiment();
-setupCaption();
+const demos = [
+  [document.getElementById('translate'), setupTranslate()],
+  [document.getElementById('caption'), setupCaption()],
+  [document.getElementById('sentiment'), setupSentiment()],
+];
+
+// First sight: each model demo runs its example without a click, with its own progress bar. Each bundle is several
+// MB, so a demo runs when its section first comes into view (the translator at once, as it is on top), one demo at
+// a time, top to bottom; a demo the user has already run is left alone. A demo that scrolled out of view while
+// waiting for its turn waits for the next time it is seen.
+const MARGIN = 120; // px of the section that must be on screen, above the bottom edge
+const inView = (el) => {
+  const r = el.getBoundingClientRect();
+  return r.top < innerHeight - MARGIN && r.bottom > 0;
+};
+let queue = Promise.resolve();
+const waiting = new Map(demos);
+const observer = new IntersectionObserver((entries) => {
+  for (const { target, isIntersecting } of entries) {
+    if (!isIntersecting || !waiting.has(target)) continue;
+    const demo = waiting.get(target);
+    waiting.delete(target);
+    observer.unobserve(target);
+    queue = queue.then(() => {
+      if (inView(target)) return demo.autorun();
+      waiting.set(target, demo);
+      observer.observe(target);
+      return undefined;
+    }).catch((err) => console.warn('attnlens: first run:', err)); // each demo shows its own errors
+  }
+}, { rootMargin: `0px 0px -${MARGIN}px 0px` });
+for (const [section] of demos) observer.observe(section);
 
 try {
   await init();

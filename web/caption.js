@@ -6,8 +6,26 @@ import { first } from './maps.js';
 
 const $ = (id) => document.getElementById(id);
 const MAX_SIDE = 512; // the engine resizes to its encoder's input anyway; keeps the message to the worker small
+// The example captioned without a click when the section first comes into view (app.js calls autorun()): a generated
+// scene, which the small shapes model captions right (95% exact) and whose attention visibly lands on each object.
+const FIRST_EXAMPLE = { src: 'examples/shapes-1.png', model: 'shapes' };
 export const MISSING = 'Captioning model not available in this build (no captioning bundle under /models/). ' +
   'The other demos work without it.';
+
+/** The word whose attention is most concentrated (highest peak share), special tokens such as <end> left out. */
+export function mostFocused(grids) {
+  let best = 0;
+  let bestPeak = -1;
+  grids.forEach((g, t) => {
+    if (/^<.*>$/.test(g.word)) return;
+    let max = 0;
+    let sum = 0;
+    for (const v of g.data) { max = Math.max(max, v); sum += v; }
+    const peak = sum > 0 ? max / sum : 0;
+    if (peak > bestPeak) { best = t; bestPeak = peak; }
+  });
+  return best;
+}
 
 /** Per-word attention grids from a captioning result: [{ word, gh, gw, data }]. */
 export function wordGrids(out) {
@@ -42,9 +60,14 @@ export function setupCaption() {
   const canvas = $('cap-overlay');
   let image = null; // { bitmap (ImageBitmap|HTMLImageElement), pixels: ImageData, name }
   let grids = [];
+  let touched = false; // the user chose an image or ran the form: no automatic run any more
+  let imageId = 0; // bumped by every new image: a caption that comes back for an older image is dropped
 
   function drawOverlay() {
-    const size = Math.min(360, (canvas.parentElement?.clientWidth || 360) - 4);
+    const box = canvas.parentElement;
+    const style = box && getComputedStyle(box);
+    const inner = box ? box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) : 360;
+    const size = Math.max(120, Math.min(360, Math.floor(inner || 360)));
     const ctx = fitCanvas(canvas, size, size);
     ctx.fillStyle = '#f1f3f5';
     ctx.fillRect(0, 0, size, size);
@@ -93,6 +116,7 @@ export function setupCaption() {
   }
 
   async function setImage(blob, name) {
+    const id = ++imageId;
     const bitmap = await createImageBitmap(blob);
     const s = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
     const w = Math.max(1, Math.round(bitmap.width * s));
@@ -100,6 +124,7 @@ export function setupCaption() {
     const c = new OffscreenCanvas(w, h);
     const ctx = c.getContext('2d');
     ctx.drawImage(bitmap, 0, 0, w, h);
+    if (id !== imageId) return; // a newer image arrived meanwhile
     image = { bitmap, pixels: ctx.getImageData(0, 0, w, h), name };
     grids = [];
     $('cap-words').replaceChildren();
@@ -127,12 +152,14 @@ export function setupCaption() {
 
   for (const b of document.querySelectorAll('#cap-examples .thumb')) {
     b.addEventListener('click', () => {
+      touched = true;
       useModel(/shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet');
       loadUrl(b.dataset.src).catch((err) => ui.fail(err));
     });
   }
   $('cap-file').addEventListener('change', () => {
     const f = $('cap-file').files[0];
+    touched = true;
     if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
   });
   const drop = $('cap-drop');
@@ -145,20 +172,29 @@ export function setupCaption() {
     ev.preventDefault();
     drop.classList.remove('over');
     const f = [...(ev.dataTransfer?.files ?? [])].find((x) => x.type.startsWith('image/'));
+    touched = true;
     if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
   });
   $('cap-scrub').addEventListener('input', () => selectWord(Number($('cap-scrub').value)));
 
-  $('cap-form').addEventListener('submit', async (ev) => {
+  $('cap-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
+    touched = true;
+    return runForm();
+  });
+
+  // `focus`: start on the word with the most concentrated attention instead of the first word (the automatic run).
+  async function runForm({ focus = false } = {}) {
     if (!image) { ui.done('Choose or drop an image first.'); return; }
     const model = $('cap-model').value;
     const beams = Math.max(1, Math.min(8, Number($('cap-beams').value) || 1));
     ui.busy(`Captioning with ${model}…`);
+    const id = imageId;
     try {
       const { data, width, height } = image.pixels;
       const { output, ms } = await runTask(ui, 'image-to-text', model, { data, width, height },
         { num_beams: beams, output_attentions: true });
+      if (id !== imageId) return; // the image changed while this one was captioned
       const out = first(output);
       $('cap-output').textContent = out.text ?? out.generated_text ?? '';
       grids = wordGrids(out);
@@ -171,13 +207,27 @@ export function setupCaption() {
       }));
       $('cap-scrub').max = String(Math.max(0, grids.length - 1));
       $('cap-scrub').disabled = grids.length === 0;
-      selectWord(0);
+      selectWord(focus ? mostFocused(grids) : 0);
       ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
     } catch (err) {
-      ui.fail(err, MISSING);
+      if (id === imageId) ui.fail(err, MISSING);
     }
-  });
+  }
 
   drawOverlay();
-  return { loadUrl };
+  return {
+    loadUrl,
+    /** Captions the first example, unless the user has already chosen an image or run the form. */
+    async autorun() {
+      if (touched || image) return;
+      useModel(FIRST_EXAMPLE.model);
+      try {
+        await loadUrl(FIRST_EXAMPLE.src);
+      } catch (err) {
+        ui.fail(err);
+        return;
+      }
+      if (!touched) await runForm({ focus: true });
+    },
+  };
 }

@@ -42,8 +42,15 @@ export function setupSentiment() {
   }
   $('st-hop').addEventListener('change', shadeWords);
 
-  $('st-form').addEventListener('submit', async (ev) => {
+  // Also run once without a click (app.js: autorun() when the section first comes into view), unless the user has.
+  let ran = false;
+  $('st-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
+    ran = true;
+    return runForm();
+  });
+
+  async function runForm() {
     const model = $('st-model').value;
     const text = $('st-input').value.trim();
     if (!text) { ui.done('Type a sentence first.'); return; }
@@ -89,5 +96,14 @@ export function setupSentiment() {
     } catch (err) {
       ui.fail(err, `The model ${model} is not available in this build.`);
     }
-  });
+  }
+
+  return {
+    /** Classifies the sentence in the form (the first example unless edited), unless a run already happened. */
+    autorun() {
+      if (ran || $('st-run').disabled) return undefined;
+      ran = true;
+      return runForm();
+    },
+  };
 }

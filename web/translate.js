@@ -131,8 +131,16 @@ export function setupTranslate() {
     return { out, ms, text: out.text ?? out.translation_text ?? '' };
   }
 
-  $('tr-form').addEventListener('submit', async (ev) => {
+  // The main form; also run once without a click (app.js calls autorun() when the section first comes into view),
+  // unless the user has already run it.
+  let ran = false;
+  $('tr-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
+    ran = true;
+    return runForm();
+  });
+
+  async function runForm() {
     const model = $('tr-model').value;
     const text = $('tr-input').value.trim();
     const beams = Math.max(1, Math.min(8, Number($('tr-beams').value) || 1));
@@ -155,7 +163,7 @@ export function setupTranslate() {
     } catch (err) {
       ui.fail(err, missingText(model));
     }
-  });
+  }
 
   const cmpMaps = { a: new Heatmap($('cmp-a-map'), { onCursor: (t) => { $('cmp-a-cursor').textContent = t; } }),
     b: new Heatmap($('cmp-b-map'), { onCursor: (t) => { $('cmp-b-cursor').textContent = t; } }) };
@@ -195,4 +203,13 @@ export function setupTranslate() {
     lastWidth = innerWidth;
     heatmap.draw(); headView.draw(); cmpMaps.a.draw(); cmpMaps.b.draw();
   });
+
+  return {
+    /** Translates the sentence in the form (the first example unless edited), unless a run already happened. */
+    autorun() {
+      if (ran || $('tr-run').disabled) return undefined;
+      ran = true;
+      return runForm();
+    },
+  };
 }

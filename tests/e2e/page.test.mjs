@@ -29,6 +29,8 @@ const SENTIMENT = [
   { text: "it 's a charming and often affecting journey .", label: 'POSITIVE', words: 9 },
   { text: 'unflinchingly bleak and desperate', label: 'NEGATIVE', words: 4 },
 ];
+// One object of a shapes caption (models/training/captioning/shapes.py).
+const SHAPES_OBJ = 'a( (small|large))? (red|green|blue|yellow|purple) (circle|square|triangle)';
 const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
 const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
 
@@ -96,6 +98,106 @@ test('the page loads the WASM module and runs the attention lab', { skip }, asyn
   await page.$eval('.mech-x input[type=range]', (r) => { r.value = '0'; r.dispatchEvent(new Event('input')); });
   assert.notEqual(await localP(), p0, 'moving p moves the window');
   await page.locator('#lab').screenshot({ path: path.join(ARTIFACTS, 'lab.png') });
+});
+
+// First sight: with no click, each model demo shows the result for its example input (app.js runs the translator at
+// load, as it is on top, and the caption and sentiment demos when their section is first scrolled into view, one at a
+// time). Each view says in one line what its colours mean.
+const isDone = (status) => {
+  const s = document.querySelector(status);
+  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
+};
+async function waitForRun(p, status, timeout = 120_000) {
+  await p.waitForFunction(isDone, status, { timeout });
+  const s = await p.$eval(status, (e) => e.textContent.trim());
+  assert.doesNotMatch(s, /Error/, s);
+  return s;
+}
+const keyLine = (p, panel) => p.$eval(panel, (f) => {
+  const k = f.querySelector('.key-line');
+  return k && k.getClientRects().length ? k.textContent.trim() : '';
+});
+
+/** Waits for the three demos' automatic runs on `p`; screenshots `${name}.png` (top) and `${name}-<demo>.png`. */
+async function checkFirstSight(p, name, { lazy = false } = {}) {
+  const text = (sel) => p.$eval(sel, (e) => e.textContent.trim());
+  const scrollTo = (sel) => p.$eval(sel, (e) => e.scrollIntoView({ block: 'start' }));
+
+  const trStatus = await waitForRun(p, '#tr-status');
+  if (!available('translation', 'de-en-transformer')) {
+    assert.match(trStatus, /not available in this build/);
+  } else {
+    assert.equal(await p.$eval('#tr-input', (e) => e.value), TRANSLATE[0].de, 'the first example');
+    assert.equal(await text('#tr-output'), TRANSLATE[0].en, 'its beam-4 translation, shown without a click');
+    assert.ok((await canvasProbe(p, '#tr-heatmap')).color > 2000, 'the alignment heatmap has coloured cells');
+    assert.ok((await canvasProbe(p, '#tr-headview')).color > 2000, 'the head view has coloured lines');
+    assert.equal(await p.$eval('#tr-progress', (e) => e.value), 100, 'the progress bar went to 100');
+    assert.match(await keyLine(p, '#tr-panels .panel:first-child'),
+      /^Darker cells: more attention from this English piece \(row\) to that German piece \(column\)\.$/);
+    assert.match(await keyLine(p, '#tr-heads-panel'), /colour per head/);
+  }
+  await p.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  if (lazy) {
+    // The demos below the fold have loaded nothing yet: their models download when they are first seen.
+    assert.equal(await text('#st-label'), '', 'sentiment waits until it is scrolled to');
+    assert.equal(await text('#cap-status'), '', 'caption waits until it is scrolled to');
+  }
+
+  await scrollTo('#caption');
+  const capStatus = await waitForRun(p, '#cap-status');
+  if (!available('captioning', 'shapes')) {
+    assert.match(capStatus, /captioning model not available in this build/i);
+  } else {
+    // examples/shapes-1.png with the shapes model (see the caption test below for the scene and the grammar).
+    assert.equal(await p.$eval('#cap-model', (e) => e.value), 'shapes');
+    const caption = await text('#cap-output');
+    assert.match(caption, new RegExp(`^${SHAPES_OBJ}( (left of|above|below) ${SHAPES_OBJ})*$`));
+    assert.match(caption, /triangle/);
+    assert.ok(await p.$$eval('#cap-words button', (b) => b.length) >= 3, 'one button per word');
+    // It opens on the word with the most concentrated attention, not on "a".
+    const selected = await p.$eval('#cap-words button[aria-pressed=true]', (b) => b.textContent);
+    assert.notEqual(selected, 'a');
+    assert.ok((await canvasProbe(p, '#cap-overlay', { bottom: 0.12 })).ink > 1000, 'the overlay has ink');
+    assert.match(await keyLine(p, '#caption .panel'), /^Bright areas: where the model looked/);
+  }
+  await p.locator('#caption').screenshot({ path: path.join(ARTIFACTS, `${name}-caption.png`) });
+
+  await scrollTo('#sentiment');
+  const stStatus = await waitForRun(p, '#st-status');
+  if (!available('sentiment', 'sst2-selfattn')) {
+    assert.match(stStatus, /not available in this build/);
+  } else {
+    assert.equal(await text('#st-label'), SENTIMENT[0].label, 'the first example\'s label, without a click');
+    const weights = await p.$$eval('#st-words span', (s) => s.map((x) => Number(x.dataset.weight)));
+    assert.equal(weights.length, SENTIMENT[0].words);
+    assert.ok(weights.some((w) => w > 0), 'words are shaded');
+    assert.match(await keyLine(p, '#st-panels .panel:first-child'), /^Darker words: /);
+  }
+  await p.locator('#sentiment').screenshot({ path: path.join(ARTIFACTS, `${name}-sentiment.png`) });
+}
+
+test('first sight: each demo shows its example\'s result without a click, and what its colours mean', { skip }, async () => {
+  await checkFirstSight(page, 'first-sight');
+});
+
+test('first sight at 1440 px and at 390 px: the same, models load only when seen, no horizontal scrolling', { skip }, async () => {
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    const p = await browser.context.newPage();
+    const pageProblems = watchProblems(p, { allow: allowMissing });
+    await p.setViewportSize({ width, height });
+    await p.goto(url);
+    await checkFirstSight(p, `first-sight-${width}`, { lazy: true });
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `${width} px: the page is ${overflow}px wider than the window`);
+    // Keyboard: the heatmap drawn at load takes focus and reads a weight with the arrow keys.
+    if (available('translation', 'de-en-transformer')) {
+      await p.focus('#tr-heatmap');
+      await p.keyboard.press('ArrowDown');
+      assert.match(await p.$eval('#tr-cursor', (e) => e.textContent), /weight \d\.\d{3}/);
+    }
+    await p.close();
+    assert.deepEqual(pageProblems, [], `${width} px`);
+  }
 });
 
 test('sentiment: label, shaded words per hop, the relation matrix', { skip }, async (t) => {
@@ -277,8 +379,7 @@ test('caption: a caption and per-word attention over the image, or a clear "not 
     if (c.model === 'shapes') {
       // shapes-1.png is "a small green triangle left of a large blue triangle" (shapes.py, held-out scene 3003/5):
       // the caption must follow the generator's grammar and name a triangle.
-      const OBJ = 'a( (small|large))? (red|green|blue|yellow|purple) (circle|square|triangle)';
-      assert.match(caption, new RegExp(`^${OBJ}( (left of|above|below) ${OBJ})*$`));
+      assert.match(caption, new RegExp(`^${SHAPES_OBJ}( (left of|above|below) ${SHAPES_OBJ})*$`));
       assert.match(caption, /triangle/);
     } else {
       // A photo of a parrot: a real sentence, not a tiny random decoder's word salad. The Flickr8k vocabulary
