@@ -1,6 +1,7 @@
 // Shared basics for every layer of attnlens: the error type and small checks.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,14 @@ class Error : public std::runtime_error {
 // Throws Error(message) when `ok` is false. For argument and data validation, not for internal invariants.
 inline void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
+}
+
+// Index of the first NaN or ±Inf among p[0..n), or n when all are finite. For rejecting non-finite inputs and
+// catching a NaN inside a model before it turns into a token, label or score.
+inline std::size_t first_non_finite(const float* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return i;
+  return n;
 }
 
 }  // namespace attnlens

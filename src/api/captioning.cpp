@@ -70,37 +70,28 @@ struct Captioner::Impl {
     enc.check_all_tensors_used();
     decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
     cap.check_all_tensors_used();
-    const nlohmann::json& ecfg = config["encoder"];  // ShowAttendTell::from_bundle checked it is an object
-    if (ecfg.contains("cell_colour")) {
-      require(ecfg["cell_colour"].is_string() && ecfg["cell_colour"].get<std::string>() == "mean_rgb",
-              where + ": encoder.cell_colour must be \"mean_rgb\" when present");
+    const io::ConfigObject cfg = cap.config_object();
+    const io::ConfigObject ecfg = cfg.object("encoder");
+    if (ecfg.has("cell_colour")) {
+      require(ecfg.string("cell_colour") == "mean_rgb", where + ": encoder.cell_colour must be \"mean_rgb\" when present");
       cell_colour = true;
     }
-    if (ecfg.contains("cell_position")) {
-      require(ecfg["cell_position"].is_string() && ecfg["cell_position"].get<std::string>() == "xy",
-              where + ": encoder.cell_position must be \"xy\" when present");
+    if (ecfg.has("cell_position")) {
+      require(ecfg.string("cell_position") == "xy", where + ": encoder.cell_position must be \"xy\" when present");
       cell_position = true;
     }
     require(decoder.config().feat_dim == grid_dim(),
             where + ": encoder.feat_dim must be " + std::to_string(grid_dim()) +
                 " (the MobileNetV2 grid's 1280 channels" + (cell_colour ? " + 3 of encoder.cell_colour" : "") +
                 (cell_position ? " + 2 of encoder.cell_position" : "") + ")");
-    if (config.contains("decoding") && config["decoding"].is_object() && config["decoding"].contains("num_beams")) {
-      require(config["decoding"]["num_beams"].is_number_integer() && config["decoding"]["num_beams"].get<int>() >= 1,
-              where + ": decoding.num_beams must be a positive integer");
-      default_beams = config["decoding"]["num_beams"].get<int>();
-    }
-    if (config.contains("decoding") && config["decoding"].is_object() && config["decoding"].contains("length_norm")) {
-      const auto& ln = config["decoding"]["length_norm"];
-      require(ln.is_number() && ln.get<double>() >= 0 && ln.get<double>() <= 10,
-              where + ": decoding.length_norm must be a number in [0, 10]");
-      length_norm = ln.get<double>();
+    if (cfg.has("decoding")) {
+      const io::ConfigObject decoding = cfg.object("decoding");
+      default_beams = static_cast<int>(decoding.integer_or("num_beams", default_beams, 1, 64));
+      length_norm = decoding.number_or("length_norm", length_norm);
+      require(length_norm >= 0 && length_norm <= 10, where + ": decoding.length_norm must be a number in [0, 10]");
     }
     std::string vocab_file = "vocab.txt";
-    if (config.contains("tokenizer") && config["tokenizer"].is_object() && config["tokenizer"].contains("vocab")) {
-      require(config["tokenizer"]["vocab"].is_string(), where + ": tokenizer.vocab must be a file name");
-      vocab_file = config["tokenizer"]["vocab"].get<std::string>();
-    }
+    if (cfg.has("tokenizer")) vocab_file = cfg.object("tokenizer").string_or("vocab", vocab_file);
     const std::string text = cap.file(vocab_file);
     for (std::string_view line : text::split_lines(text)) vocab.emplace_back(line);
     require(vocab.size() == decoder.config().vocab_size,
@@ -149,12 +140,11 @@ struct Captioner::Impl {
 namespace {
 
 std::string encoder_bundle_name(const io::Bundle& cap) {
-  const auto& cfg = cap.config();
   const std::string where = "config.json in " + cap.name();
-  require(cfg.contains("encoder") && cfg["encoder"].is_object() && cfg["encoder"].contains("bundle") &&
-              cfg["encoder"]["bundle"].is_string(),
-          where + ": \"encoder.bundle\" (the name of the encoder bundle, e.g. \"mobilenet-v2-imagenet\") is missing");
-  const std::string name = cfg["encoder"]["bundle"].get<std::string>();
+  const io::ConfigObject enc = cap.config_object().object("encoder");
+  if (!enc.has("bundle"))
+    enc.fail("bundle", "is missing (the name of the encoder bundle, e.g. \"mobilenet-v2-imagenet\")");
+  const std::string name = enc.string("bundle");
   require(!name.empty() && name.find('/') == std::string::npos && name.find('\\') == std::string::npos &&
               name.find("..") == std::string::npos,
           where + ": \"encoder.bundle\" must be a plain bundle name, got '" + name + "'");
@@ -218,8 +208,26 @@ CaptionResult Captioner::caption_rows(const std::function<const std::uint8_t*(st
   return caption_grid(impl_->grid_from_input(input), params);
 }
 
+namespace {
+
+// Grids come from callers (encode() of another call, a file, JS): a NaN or Inf feature is refused up front.
+void require_finite_grid(const Tensor& grid, const std::string& what) {
+  const std::size_t bad = first_non_finite(grid.data.data(), grid.data.size());
+  if (bad == grid.data.size()) return;
+  std::string where;
+  for (std::size_t k = grid.dims.size(), rest = bad; k-- > 0;) {
+    where = std::to_string(rest % grid.dims[k]) + (where.empty() ? "" : ", ") + where;
+    rest /= grid.dims[k];
+  }
+  throw Error(what + " holds a non-finite value (" + std::to_string(grid.data[bad]) + ") at [" + where +
+              "]: features must be finite numbers");
+}
+
+}  // namespace
+
 CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
   grid.validate("caption: grid");
+  require_finite_grid(grid, "caption: the grid");
   require(grid.rank() == 3 && grid.dims[2] == impl_->grid_dim() && grid.dims[0] >= 1 && grid.dims[1] >= 1,
           "caption: the grid must have dims [H, W, " + std::to_string(impl_->grid_dim()) + "]" +
               (impl_->grid_dim() != models::MobileNetV2::kFeatDim
@@ -253,6 +261,7 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
 
 Tensor Captioner::classify_grid(const Tensor& grid) const {
   grid.validate("classify: grid");
+  require_finite_grid(grid, "classify: the grid");
   constexpr std::size_t F = models::MobileNetV2::kFeatDim;
   require(grid.rank() == 3 && (grid.dims[2] == F || grid.dims[2] == impl_->grid_dim()),
           "classify: the grid must have dims [H, W, 1280]" +
@@ -285,10 +294,9 @@ struct ImageClassifier::Impl {
     encoder = models::MobileNetV2::from_bundle(b);
     b.check_all_tensors_used();
     require(encoder.has_classifier(), "model bundle " + b.name() + " has no classifier (classifier.1.*)");
-    const auto& cfg = b.config();
-    if (cfg.contains("classifier") && cfg["classifier"].is_object() && cfg["classifier"].contains("labels") &&
-        cfg["classifier"]["labels"].is_string()) {
-      const std::string file = cfg["classifier"]["labels"].get<std::string>();
+    const io::ConfigObject cfg = b.config_object();
+    if (cfg.has("classifier") && cfg.object("classifier").has("labels")) {
+      const std::string file = cfg.object("classifier").string("labels");
       if (b.has_file(file)) {
         const std::string text = b.file(file);
         for (std::string_view line : text::split_lines(text)) labels.emplace_back(line);

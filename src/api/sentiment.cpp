@@ -73,8 +73,7 @@ struct SentimentClassifier::Impl {
     // The model first: it rejects bundles of other architectures with the clearest message.
     impl->model = models::SentimentModel::from_bundle(b);
 
-    require(cfg.contains("labels") && cfg["labels"].is_array(), where + ": \"labels\" (an array of label names) is missing");
-    for (const auto& l : cfg["labels"]) {
+    for (const auto& l : b.config_object().array("labels")) {
       require(l.is_string() && !l.get<std::string>().empty(), where + ": \"labels\" must hold non-empty strings");
       impl->labels.push_back(l.get<std::string>());
     }
@@ -83,22 +82,16 @@ struct SentimentClassifier::Impl {
                                                                   " names but the model has " +
                                                                   std::to_string(impl->model->num_labels()) + " outputs");
 
-    require(cfg.contains("tokenizer") && cfg["tokenizer"].is_object(), where + ": \"tokenizer\" object is missing");
-    const auto& tok = cfg["tokenizer"];
-    const std::string type = tok.value("type", "");
+    const io::ConfigObject tok = b.config_object().object("tokenizer");
+    const std::string type = tok.string_or("type", "");
     require(type == "whitespace-vocab" || type == "words",
             where + ": tokenizer.type must be \"whitespace-vocab\" (SST-2 word tokens), got \"" + type + "\"");
-    require(tok.contains("vocab") && tok["vocab"].is_string(), where + ": tokenizer.vocab (the vocabulary file name) is missing");
-    const std::string vocab_file = tok["vocab"].get<std::string>();
-    std::string unk = "<unk>";
-    if (tok.contains("unk_token")) {
-      require(tok["unk_token"].is_string(), where + ": tokenizer.unk_token must be a string");
-      unk = tok["unk_token"].get<std::string>();
-    }
+    const std::string vocab_file = tok.string("vocab");
+    const std::string unk = tok.string_or("unk_token", "<unk>");
     impl->vocab = text::WordVocab::from_text(b.file(vocab_file), unk, vocab_file + " in " + b.name());
-    if (tok.contains("unk_id")) {
-      require(tok["unk_id"].is_number_integer() && tok["unk_id"].get<std::int64_t>() == impl->vocab.unk_id(),
-              where + ": tokenizer.unk_id " + tok["unk_id"].dump() + " is not the line of '" + unk + "' in " +
+    if (tok.has("unk_id")) {
+      require(tok.integer("unk_id", 0, 1 << 30) == impl->vocab.unk_id(),
+              where + ": tokenizer.unk_id " + tok.at("unk_id").dump() + " is not the line of '" + unk + "' in " +
                   vocab_file + " (" + std::to_string(impl->vocab.unk_id()) + ")");
     }
     require(impl->vocab.size() == impl->model->vocab_size(),
@@ -127,7 +120,9 @@ std::unique_ptr<SentimentClassifier> SentimentClassifier::from_memory(const std:
 }
 
 SentimentResult SentimentClassifier::classify(const std::string& text) const {
-  return classify_tokens(text::tokenize_words(text));
+  // Tokenization stops one token past max_tokens: enough to know the text is truncated, without tokenizing the
+  // rest of a long text (num_input_tokens is then max_tokens + 1, see api/sentiment.h).
+  return classify_tokens(text::tokenize_words(text, impl_->params.max_tokens + 1));
 }
 
 SentimentResult SentimentClassifier::classify_tokens(const std::vector<std::string>& input_tokens) const {

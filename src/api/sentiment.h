@@ -14,10 +14,11 @@
 //   - Empty input — no tokens after tokenization (an empty string, only white space) — throws
 //     Error("sentiment: empty input ..."): there is nothing to classify, and a made-up neutral answer would be
 //     indistinguishable from a real one. A text of only punctuation or emoji has tokens and gets a result.
-//   - Long input: only the first `max_tokens` tokens (default 256) are classified and `truncated` is set;
-//     `num_input_tokens` tells how many there were. The relation model's attention is T × T (and its cost
-//     O(T²)), so 10,000 words would need a 400 MB map; 256 tokens are far beyond any SST-2 sentence (≤ 47 tokens
-//     in dev) and keep the map at 256 KB.
+//   - Long input: only the first `max_tokens` tokens (default 256) are classified and `truncated` is set.
+//     classify() stops tokenizing one token past the limit, so for a truncated text `num_input_tokens` is
+//     max_tokens + 1 ("more than max_tokens"); classify_tokens() gets all tokens and reports their count.
+//     The relation model's attention is T × T (and its cost O(T²)), so 10,000 words would need a 400 MB map;
+//     256 tokens are far beyond any SST-2 sentence (≤ 47 tokens in dev) and keep the map at 256 KB.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +48,7 @@ struct SentimentResult {
   std::vector<std::size_t> attention_dims;
   std::vector<float> attention;      // row-major, every row sums to 1
   bool truncated = false;            // the text had more than max_tokens tokens; only the first were used
-  std::size_t num_input_tokens = 0;  // tokens in the text before truncation
+  std::size_t num_input_tokens = 0;  // tokens before truncation (classify(): at most max_tokens + 1, see above)
 };
 
 class SentimentClassifier {

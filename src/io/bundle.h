@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/config.h"
 #include "io/safetensors.h"
 
 namespace attnlens::io {
@@ -55,6 +56,7 @@ class Bundle {
   bool has_file(const std::string& file_name) const;
 
   // Config helpers with errors that name config.json and the key.
+  ConfigObject config_object() const { return ConfigObject(config_, "config.json in " + name_); }
   int config_int(const std::string& key) const;
   std::string config_string(const std::string& key) const;
 

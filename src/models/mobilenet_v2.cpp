@@ -65,10 +65,14 @@ MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string
   using kernels::Activation;
   MobileNetV2 m;
   m.prefix_ = prefix;
-  const auto& cfg = bundle.config();
-  if (cfg.contains("encoder") && cfg["encoder"].is_object() && cfg["encoder"].contains("bn_eps")) {
-    require(cfg["encoder"]["bn_eps"].is_number(), "config.json in " + bundle.name() + ": encoder.bn_eps must be a number");
-    m.bn_eps_ = cfg["encoder"]["bn_eps"].get<float>();
+  const io::ConfigObject cfg = bundle.config_object();
+  if (cfg.has("encoder")) {
+    // BatchNorm divides by sqrt(var + eps): a negative eps gives NaN, an overflowing one (1e300 as float) Inf, and
+    // an eps near the variances rescales every channel. As for the Transformer's layer_norm_eps: (0, 1].
+    const io::ConfigObject enc = cfg.object("encoder");
+    const double eps = enc.number_or("bn_eps", m.bn_eps_);
+    if (!(eps > 0 && eps <= 1)) enc.fail("bn_eps", "expected a number in (0, 1], got " + enc.at("bn_eps").dump());
+    m.bn_eps_ = static_cast<float>(eps);
   }
   // features.0: conv3x3 s2 (TF SAME) 3→32
   {
@@ -167,6 +171,9 @@ std::vector<float> MobileNetV2::classify(const float* grid, std::size_t cells) c
   kernels::scale(1.0f / static_cast<float>(cells), mean.data(), kFeatDim);
   std::vector<float> logits(classifier_b_);
   kernels::gemv_nt(classifier_b_.size(), kFeatDim, mean.data(), classifier_w_.data(), kFeatDim, logits.data(), true);
+  // NaN logits would rank arbitrarily and give NaN probabilities: an error, not a label.
+  require(first_non_finite(logits.data(), logits.size()) == logits.size(),
+          "MobileNetV2: the classifier produced a non-finite logit (NaN or Inf); are the weights or the grid corrupt?");
   return logits;
 }
 

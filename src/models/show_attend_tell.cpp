@@ -12,13 +12,7 @@ namespace attnlens::models {
 namespace {
 
 std::size_t decoder_size(const io::Bundle& b, const char* key) {
-  const std::string where = "config.json in " + b.name();
-  const auto& cfg = b.config();
-  require(cfg.contains("decoder") && cfg["decoder"].is_object(), where + ": \"decoder\" object is missing");
-  const auto& d = cfg["decoder"];
-  require(d.contains(key) && d[key].is_number_integer() && d[key].get<long long>() >= 1,
-          where + ": \"decoder." + key + "\" must be a positive integer");
-  return static_cast<std::size_t>(d[key].get<long long>());
+  return static_cast<std::size_t>(b.config_object().object("decoder").integer(key, 1, 1 << 20));
 }
 
 }  // namespace
@@ -32,16 +26,13 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   c.hidden_dim = decoder_size(b, "hidden_dim");
   c.att_dim = decoder_size(b, "att_dim");
   c.max_len = decoder_size(b, "max_len");
-  const auto& cfg = b.config();
+  const io::ConfigObject cfg = b.config_object();
   const std::string where = "config.json in " + b.name();
-  require(cfg.contains("encoder") && cfg["encoder"].is_object() && cfg["encoder"].contains("feat_dim") &&
-              cfg["encoder"]["feat_dim"].is_number_integer() && cfg["encoder"]["feat_dim"].get<long long>() >= 1,
-          where + ": \"encoder.feat_dim\" must be a positive integer");
-  c.feat_dim = cfg["encoder"]["feat_dim"].get<std::size_t>();
-  if (cfg.contains("tokenizer") && cfg["tokenizer"].is_object()) {
-    const auto& t = cfg["tokenizer"];
-    if (t.contains("start_id")) c.start_id = t["start_id"].get<int>();
-    if (t.contains("end_id")) c.end_id = t["end_id"].get<int>();
+  c.feat_dim = static_cast<std::size_t>(cfg.object("encoder").integer("feat_dim", 1, 1 << 20));
+  if (cfg.has("tokenizer")) {
+    const io::ConfigObject t = cfg.object("tokenizer");
+    c.start_id = static_cast<int>(t.integer_or("start_id", c.start_id, 0, 1 << 30));
+    c.end_id = static_cast<int>(t.integer_or("end_id", c.end_id, 0, 1 << 30));
   }
   require(c.start_id >= 0 && static_cast<std::size_t>(c.start_id) < c.vocab_size && c.end_id >= 0 &&
               static_cast<std::size_t>(c.end_id) < c.vocab_size,
@@ -76,6 +67,10 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
 ShowAttendTell::Encoded ShowAttendTell::encode(const float* grid, std::size_t cells) const {
   require(cells >= 1, "show-attend-tell: the feature grid is empty");
   require(!fc_b_.empty(), "show-attend-tell: the model is not loaded");
+  const std::size_t bad = first_non_finite(grid, cells * cfg_.feat_dim);
+  require(bad == cells * cfg_.feat_dim, "show-attend-tell: the feature grid holds a non-finite value (NaN or Inf) at "
+                                        "cell " + std::to_string(bad / cfg_.feat_dim) + ", channel " +
+                                            std::to_string(bad % cfg_.feat_dim));
   const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim;
   Encoded e;
   e.cells = cells;
@@ -135,6 +130,10 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
   // logits = W_o h + b_o
   std::copy(fc_b_.begin(), fc_b_.end(), logits);
   kernels::gemv_nt(cfg_.vocab_size, H, h, fc_w_.data(), H, logits, true);
+  // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
+  require(first_non_finite(logits, cfg_.vocab_size) == cfg_.vocab_size,
+          "show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the input "
+          "features corrupt?");
 }
 
 SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len) const {

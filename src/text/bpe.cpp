@@ -250,7 +250,7 @@ BpeTokenizer BpeTokenizer::learn(std::vector<std::istream*> inputs, const BpeLea
 
 BpeTokenizer BpeTokenizer::from_pieces(std::vector<std::string> vocab,
                                        std::vector<std::pair<std::string, std::string>> merges,
-                                       const std::string& source) {
+                                       const std::string& source, const std::string& merges_source) {
   require(vocab.size() >= static_cast<std::size_t>(kNumSpecialTokens),
           source + ": the vocabulary has " + std::to_string(vocab.size()) + " entries; it must start with " +
               "<pad> <unk> <s> </s>");
@@ -272,6 +272,7 @@ BpeTokenizer BpeTokenizer::from_pieces(std::vector<std::string> vocab,
       if (cps.size() == 1) tok.char_to_id_[cps[0]] = static_cast<int>(i);
     }
   }
+  std::vector<bool> produced(vocab.size(), false);  // by id: the result of some merge
   for (std::size_t r = 0; r < merges.size(); ++r) {
     const auto& [l, rt] = merges[r];
     const std::string where = source + ": merge " + std::to_string(r + 1) + " ('" + l + " " + rt + "')";
@@ -284,6 +285,17 @@ BpeTokenizer BpeTokenizer::from_pieces(std::vector<std::string> vocab,
     const bool inserted =
         tok.merge_rules_.emplace(pair_key(li->second, ri->second), MergeRule{static_cast<int>(r), mi->second}).second;
     require(inserted, where + ": the same merge appears twice");
+    produced[static_cast<std::size_t>(mi->second)] = true;
+  }
+  // The merges must fit the vocabulary: encoding reaches a longer piece only through a merge, so a piece that no
+  // merge produces means the merges file is empty, cut short or from another training run — and the model would
+  // only ever see characters (a "translation" of gibberish, with no error).
+  for (std::size_t i = kNumSpecialTokens; i < vocab.size(); ++i) {
+    if (produced[i] || decode_utf8(vocab[i]).size() == 1) continue;
+    throw Error((merges_source.empty() ? source : merges_source) + ": no merge produces vocabulary piece " +
+                std::to_string(i) + " ('" + vocab[i] + "') of " + source + " (" + std::to_string(merges.size()) +
+                " merges for " + std::to_string(vocab.size()) + " pieces): the merges do not fit the vocabulary " +
+                "(an empty or truncated merges file, or one from another training run?)");
   }
   tok.vocab_ = std::move(vocab);
   tok.merges_ = std::move(merges);
@@ -291,7 +303,7 @@ BpeTokenizer BpeTokenizer::from_pieces(std::vector<std::string> vocab,
 }
 
 BpeTokenizer BpeTokenizer::from_text(std::string_view vocab_text, std::string_view merges_text,
-                                     const std::string& source) {
+                                     const std::string& source, const std::string& merges_source) {
   std::vector<std::string> vocab;
   for (auto line : split_lines(vocab_text)) vocab.emplace_back(line);
   std::vector<std::pair<std::string, std::string>> merges;
@@ -304,13 +316,13 @@ BpeTokenizer BpeTokenizer::from_text(std::string_view vocab_text, std::string_vi
             source + ": merges line " + std::to_string(n) + " must be 'left right', got '" + std::string(line) + "'");
     merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
   }
-  return from_pieces(std::move(vocab), std::move(merges), source);
+  return from_pieces(std::move(vocab), std::move(merges), source, merges_source);
 }
 
 BpeTokenizer BpeTokenizer::load(const std::string& prefix) {
   const std::string vocab_text = read_file(prefix + ".vocab");
   const std::string merges_text = read_file(prefix + ".merges");
-  return from_text(vocab_text, merges_text, "BPE model '" + prefix + "'");
+  return from_text(vocab_text, merges_text, "BPE model '" + prefix + "'", "'" + prefix + ".merges'");
 }
 
 BpeTokenizer BpeTokenizer::from_json(const nlohmann::json& j, const std::string& source) {

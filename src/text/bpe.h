@@ -66,13 +66,16 @@ class BpeTokenizer {
   static BpeTokenizer learn(std::vector<std::istream*> inputs, const BpeLearnOptions& options);
 
   // Builds a tokenizer from its vocabulary (id order) and merges (rank order). Checks that the specials come
-  // first, that pieces are unique and non-empty, and that every merge's parts and result are in the vocabulary.
-  // `source` names where the data came from in error messages.
+  // first, that pieces are unique and non-empty, that every merge's parts and result are in the vocabulary, and
+  // that the merges fit the vocabulary: every piece longer than one character is the result of some merge (as in
+  // every learned model), so an empty or foreign merges file is refused instead of encoding into characters.
+  // `source` names where the data came from in error messages; `merges_source`, when given, names the merges
+  // file in the last check.
   static BpeTokenizer from_pieces(std::vector<std::string> vocab, std::vector<std::pair<std::string, std::string>> merges,
-                                  const std::string& source = "BPE model");
+                                  const std::string& source = "BPE model", const std::string& merges_source = "");
   // The file format above, given as the files' contents (the WASM build receives bytes, not paths).
   static BpeTokenizer from_text(std::string_view vocab_text, std::string_view merges_text,
-                                const std::string& source = "BPE model");
+                                const std::string& source = "BPE model", const std::string& merges_source = "");
   // PREFIX.vocab + PREFIX.merges.
   static BpeTokenizer load(const std::string& prefix);
   // JSON form, for bundles: {"type": "bpe", "vocab": [piece, ...], "merges": ["left right", ...]}.

@@ -74,6 +74,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 class Tokenizer {
  public:
+  explicit Tokenizer(std::size_t max_tokens) : max_tokens_(max_tokens) {}
+
   std::vector<std::string> run(std::string_view text) {
     // Steps 1–2.
     std::u32string cps;
@@ -86,30 +88,39 @@ class Tokenizer {
     }
     // Step 3: chunks separated by white space.
     std::size_t i = 0;
-    while (i < cps.size()) {
+    while (i < cps.size() && !full()) {
       while (i < cps.size() && classify(cps[i]) == CharClass::kSpace) ++i;
       std::size_t j = i;
       while (j < cps.size() && classify(cps[j]) != CharClass::kSpace) ++j;
       if (j > i) chunk(std::u32string_view(cps).substr(i, j - i));
       i = j;
     }
+    if (out_.size() > max_tokens_) out_.resize(max_tokens_);  // the last word may have split into several
     return std::move(out_);
   }
 
  private:
+  bool full() const { return out_.size() >= max_tokens_; }
+
   void chunk(std::u32string_view c) {
     std::u32string current;
     auto flush = [&] {
       if (!current.empty()) emit_word(encode_utf8(current));
       current.clear();
     };
+    // Only called where the run is then consumed whole, so every character is scanned O(1) times.
     auto run_length = [&](std::size_t i, char32_t ch) {
       std::size_t n = 0;
       while (i + n < c.size() && c[i + n] == ch) ++n;
       return n;
     };
+    // '' (exactly two apostrophes from here on) is PTB's closing double quote; looks at three characters at most,
+    // so a long run of apostrophes stays linear.
+    auto closing_quote = [&](std::size_t i) {
+      return i + 1 < c.size() && c[i + 1] == U'\'' && !(i + 2 < c.size() && c[i + 2] == U'\'');
+    };
     std::size_t i = 0;
-    while (i < c.size()) {
+    while (i < c.size() && !full()) {
       const char32_t ch = c[i];
       const bool digit_before = i > 0 && is_digit(c[i - 1]);
       const bool digit_after = i + 1 < c.size() && is_digit(c[i + 1]);
@@ -122,16 +133,16 @@ class Tokenizer {
         out_.push_back(quote_open_ ? "''" : "``");
         quote_open_ = !quote_open_;
         ++i;
-      } else if (ch == U'\'' && run_length(i, U'\'') == 2) {  // '' is PTB's closing double quote
+      } else if (ch == U'\'' && closing_quote(i)) {
         flush();
         out_.push_back("''");
         quote_open_ = false;
         i += 2;
-      } else if (ch == U'.' && run_length(i, U'.') >= 3) {
+      } else if (ch == U'.' && i + 2 < c.size() && c[i + 1] == U'.' && c[i + 2] == U'.') {
         flush();
         out_.push_back("...");
         i += run_length(i, U'.');
-      } else if (ch == U'-' && run_length(i, U'-') >= 2) {
+      } else if (ch == U'-' && i + 1 < c.size() && c[i + 1] == U'-') {
         flush();
         out_.push_back("--");
         i += run_length(i, U'-');
@@ -171,14 +182,20 @@ class Tokenizer {
       return;
     }
     std::vector<std::string> after;  // tokens split off the end, in reverse order
-    // Step 7 (leading apostrophe) and step 4 (leading hyphen).
-    while (!w.empty() && w[0] == '\'') {
+    // Step 7 (leading apostrophe) and step 4 (leading hyphen). The apostrophes are counted first and erased once:
+    // erasing them one by one would make a word of n apostrophes cost O(n²).
+    std::size_t lead = 0;
+    while (lead < w.size() && w[lead] == '\'') {
       static const std::vector<std::string> kept = {"'em", "'til", "'n", "'cause", "'tis", "'twas", "'n'",
                                                     "'s", "'m", "'d", "'ll", "'re", "'ve"};
-      if (w.size() > 1 && (is_digit(static_cast<unsigned char>(w[1])) || contains(kept, w))) break;
+      const std::string_view rest = std::string_view(w).substr(lead);
+      if (rest.size() > 1 && (is_digit(static_cast<unsigned char>(rest[1])) ||
+                              std::find(kept.begin(), kept.end(), rest) != kept.end()))
+        break;
       out_.push_back("`");
-      w.erase(0, 1);
+      ++lead;
     }
+    w.erase(0, lead);
     // Trailing hyphen, apostrophe and period, in any order ("actors'." → actors ' .).
     bool changed = true;
     while (changed && !w.empty()) {
@@ -240,6 +257,7 @@ class Tokenizer {
     out_.push_back(w);
   }
 
+  std::size_t max_tokens_;
   std::vector<std::string> out_;
   bool quote_open_ = false;
 };
@@ -247,7 +265,9 @@ class Tokenizer {
 
 }  // namespace
 
-std::vector<std::string> tokenize_words(std::string_view text) { return Tokenizer().run(text); }
+std::vector<std::string> tokenize_words(std::string_view text, std::size_t max_tokens) {
+  return Tokenizer(max_tokens).run(text);
+}
 
 WordVocab WordVocab::from_tokens(std::vector<std::string> tokens, const std::string& unk_token,
                                  const std::string& source) {

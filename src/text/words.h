@@ -25,6 +25,8 @@
 // Output tokens contain no white space. Empty or all-space input gives no tokens.
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,7 +36,11 @@
 
 namespace attnlens::text {
 
-std::vector<std::string> tokenize_words(std::string_view text);
+// Every step is linear in the text: no input (long runs of one character, apostrophes, combining marks) costs more.
+// With `max_tokens`, tokenization stops once that many tokens are produced and returns exactly the first
+// `max_tokens` tokens of the full result (callers that truncate anyway need not tokenize a whole book).
+std::vector<std::string> tokenize_words(std::string_view text,
+                                        std::size_t max_tokens = std::numeric_limits<std::size_t>::max());
 
 // Lowercases the code points covered by rule 1 above; others are returned unchanged.
 char32_t to_lower(char32_t cp);

@@ -420,3 +420,57 @@ TEST_CASE("captioning: trained bundles match their PyTorch goldens (flickr8k-mob
   // developer aid: another exported bundle (its encoder bundle must sit next to it)
   if (const char* extra = std::getenv("ATTNLENS_CAPTION_BUNDLE")) check_bundle_goldens(extra);
 }
+
+// Regression: a NaN/Inf grid gave the caption "<pad> <pad> …" with score NaN (argmax over NaN logits picks id 0) or
+// an empty finished caption, and NaN ImageNet logits; now non-finite input is refused, and a NaN that arises inside
+// (finite features so large that the projections overflow) is caught before it becomes a caption or a label.
+TEST_CASE("captioning: non-finite features are an Error, never a caption or a label") {
+  const auto cap = api::Captioner::load(kTinyDir, kEncoderDir);
+  const io::Bundle tiny = io::Bundle::load(kTinyDir);
+  const models::ShowAttendTell dec = models::ShowAttendTell::from_bundle(tiny);
+  std::vector<float> ok_grid(7 * 7 * 1280, 0.25f);
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    CAPTURE(bad);
+    api::Tensor grid({7, 7, 1280}, ok_grid);
+    grid.data[3 * 1280 + 17] = bad;  // cell 3, channel 17
+    for (const int beams : {1, 3}) {
+      api::CaptionParams prm;
+      prm.num_beams = beams;
+      CHECK_THROWS_WITH_AS(cap->caption_grid(grid, prm), doctest::Contains("non-finite value"), Error);
+    }
+    CHECK_THROWS_WITH_AS(cap->classify_grid(grid), doctest::Contains("non-finite value"), Error);
+    CHECK_THROWS_WITH_AS(dec.encode(grid.data.data(), 49), doctest::Contains("cell 3, channel 17"), Error);
+    CHECK_THROWS_WITH_AS(encoder().classify(grid.data.data(), 49), doctest::Contains("non-finite"), Error);
+  }
+  // Finite but huge features: NaN inside the decoder and the classifier (Inf − Inf), caught at the logits.
+  const api::Tensor huge({7, 7, 1280}, std::vector<float>(7 * 7 * 1280, 3.0e38f));
+  for (const int beams : {1, 3}) {
+    api::CaptionParams prm;
+    prm.num_beams = beams;
+    CHECK_THROWS_WITH_AS(cap->caption_grid(huge, prm), doctest::Contains("non-finite logit"), Error);
+  }
+  CHECK_THROWS_WITH_AS(cap->classify_grid(huge), doctest::Contains("non-finite logit"), Error);
+  // The finite grid still captions.
+  api::CaptionParams prm;
+  prm.num_beams = 1;
+  CHECK(cap->caption_grid(api::Tensor({7, 7, 1280}, ok_grid), prm).tokens.size() >= 1);
+}
+
+// Regression: encoder.bn_eps of -1 (sqrt of a negative variance: NaN) or 1e300 (Inf as float) loaded silently.
+TEST_CASE("captioning: MobileNetV2 encoder.bn_eps must be in (0, 1]") {
+  const nlohmann::json original = nlohmann::json::parse(read_file(kEncoderDir + "/config.json"));
+  const std::string w = read_file(kEncoderDir + "/weights.safetensors");
+  auto load_with = [&](const nlohmann::json& eps) {
+    nlohmann::json cfg = original;
+    cfg["encoder"]["bn_eps"] = eps;
+    return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
+  };
+  for (const double bad : {-1.0, 0.0, 1e300, 2.0, -1e-5}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(load_with(bad), doctest::Contains("key \"encoder.bn_eps\": expected a number in (0, 1]"),
+                         Error);
+  }
+  CHECK_THROWS_WITH_AS(load_with("1e-5"), doctest::Contains("encoder.bn_eps"), Error);
+  CHECK_NOTHROW(load_with(1e-3));
+  CHECK_NOTHROW(load_with(1.0));
+}

@@ -373,7 +373,8 @@ TEST_SUITE("sentiment") {
       const auto lr = clf->classify(long_text);
       check_result_sane(lr, 256);
       CHECK(lr.truncated);
-      CHECK(lr.num_input_tokens == 10000);
+      CHECK(lr.num_input_tokens == 257);  // tokenization stops one token past max_tokens
+      CHECK(clf->classify_tokens(attnlens::api::tokenize_words(long_text)).num_input_tokens == 10000);
       CHECK(lr.tokens.size() == 256);
       CHECK(lr.attention_dims[1] == 256);
 

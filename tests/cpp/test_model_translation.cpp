@@ -34,6 +34,12 @@ using attnlens::testing::GoldenTensor;
 
 std::string source_path(const std::string& relative) { return std::string(ATTNLENS_SOURCE_DIR) + "/" + relative; }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
@@ -389,4 +395,23 @@ TEST_CASE("translation: shipped RNN bundles match their PyTorch goldens (when ex
       check_search_case(*model, c, golden_json["decoding"]);
     }
   }
+}
+
+// Regression: an empty bpe.merges next to the full 8104-piece vocabulary loaded silently and "translated" character
+// pieces into gibberish. The merges must fit the vocabulary; the error names the merges file and the bundle.
+TEST_CASE("translation: a merges file that does not fit the vocabulary is refused") {
+  const std::string dir = source_path("models/de-en-transformer");
+  const std::string cfg = read_text(dir + "/config.json");
+  const std::string w = read_text(dir + "/weights.safetensors");
+  const std::vector<std::uint8_t> weights(w.begin(), w.end());
+  const std::string vocab = read_text(dir + "/bpe.vocab"), merges = read_text(dir + "/bpe.merges");
+  CHECK_THROWS_WITH_AS(
+      attnlens::api::Translator::from_memory(cfg, weights, {{"bpe.vocab", vocab}, {"bpe.merges", ""}}, "de-en"),
+      doctest::Contains("bpe.merges in de-en: no merge produces vocabulary piece"), attnlens::Error);
+  const std::string half = merges.substr(0, merges.find('\n', merges.size() / 2) + 1);
+  CHECK_THROWS_WITH_AS(
+      attnlens::api::Translator::from_memory(cfg, weights, {{"bpe.vocab", vocab}, {"bpe.merges", half}}, "de-en"),
+      doctest::Contains("bpe.merges in de-en"), attnlens::Error);
+  CHECK(attnlens::api::Translator::from_memory(cfg, weights, {{"bpe.vocab", vocab}, {"bpe.merges", merges}}, "de-en")
+            ->vocab_size() == 8104);
 }

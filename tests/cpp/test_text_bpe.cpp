@@ -268,6 +268,35 @@ TEST_SUITE("text.bpe") {
     CHECK_THROWS_AS(tok.decode({-1}), attnlens::Error);
   }
 
+  // Regression: an empty bpe.merges with a full vocabulary loaded silently; every word then encoded into single
+  // characters (pieces the model never saw as input) and translated into gibberish.
+  TEST_CASE("the merges must fit the vocabulary: every longer piece is made by some merge") {
+    const std::string vocab = "<pad>\n<unk>\n<s>\n</s>\na\nb\nab\n";
+    CHECK(error_of([&] { BpeTokenizer::from_text(vocab, "", "x.vocab", "x.merges"); }) ==
+          "x.merges: no merge produces vocabulary piece 6 ('ab') of x.vocab (0 merges for 7 pieces): the merges do "
+          "not fit the vocabulary (an empty or truncated merges file, or one from another training run?)");
+    CHECK(BpeTokenizer::from_text(vocab, "a b\n").encode("ab").back() == 6);  // after <unk> for the marker
+    // Specials and single characters need no merge (a character-level model has no merges at all).
+    CHECK(BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\n\xE2\x96\x81\na\n\xC3\xA4\n", "").vocab_size() == 7);
+    // A learned model with its last merge dropped, or with no merges, is refused.
+    const auto tok = small_model();
+    REQUIRE(tok.num_merges() > 1);
+    std::string vocab_text;
+    for (const auto& p : tok.vocab()) vocab_text += p + "\n";
+    const std::string merges = tok.merges_text();
+    const std::string truncated = merges.substr(0, merges.rfind('\n', merges.size() - 2) + 1);
+    CHECK(BpeTokenizer::from_text(vocab_text, merges).vocab() == tok.vocab());
+    CHECK(error_of([&] { BpeTokenizer::from_text(vocab_text, truncated, "v", "m"); }).find("m: no merge produces") == 0);
+    CHECK(error_of([&] { BpeTokenizer::from_text(vocab_text, "", "v", "m"); }).find("m: no merge produces") == 0);
+    // PREFIX.merges is named when loading files.
+    const std::string prefix = temp_path("nomerges");
+    tok.save(prefix);
+    { std::ofstream(prefix + ".merges", std::ios::trunc); }
+    CHECK(error_of([&] { BpeTokenizer::load(prefix); }).find("'" + prefix + ".merges': no merge produces") == 0);
+    std::remove((prefix + ".vocab").c_str());
+    std::remove((prefix + ".merges").c_str());
+  }
+
   TEST_CASE("files and JSON round-trip; corrupt models give clear errors") {
     const auto tok = small_model();
     const std::string prefix = temp_path("model");

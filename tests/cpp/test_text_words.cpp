@@ -1,6 +1,7 @@
 // Tests of the SST-2 word tokenizer and the word vocabulary (src/text/words.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -97,6 +98,53 @@ TEST_SUITE("text.words") {
     std::string many;
     for (int i = 0; i < 10000; ++i) many += "word, ";
     CHECK(tokenize_words(many).size() == 20000);
+  }
+
+  // Regression: a run of n apostrophes cost O(n²) (a run-length scan per apostrophe, then erasing the leading
+  // apostrophes one at a time): 1M of them never finished. No timing assertion: a quadratic tokenizer hangs here.
+  TEST_CASE("1 MB inputs of one character class tokenize in linear time") {
+    const std::size_t n = std::size_t{1} << 20;
+    // n apostrophes: n - 2 opening quotes ` (leading apostrophes) and the closing '' of the last two.
+    const auto apostrophes = tokenize_words(std::string(n, '\''));
+    REQUIRE(apostrophes.size() == n - 1);
+    CHECK(apostrophes.front() == "`");
+    CHECK(apostrophes[n - 3] == "`");
+    CHECK(apostrophes.back() == "''");
+
+    const auto letter = tokenize_words(std::string(n, 'a'));
+    REQUIRE(letter.size() == 1);
+    CHECK(letter[0].size() == n);
+
+    std::string alternating;
+    for (std::size_t i = 0; i < n / 2; ++i) alternating += "ab";
+    CHECK(tokenize_words(alternating) == Tokens{alternating});
+
+    std::string marks;  // U+0301 COMBINING ACUTE ACCENT, a word character: one word
+    for (std::size_t i = 0; i < n / 2; ++i) marks += "\xCC\x81";
+    CHECK(tokenize_words(marks) == Tokens{marks});
+
+    std::string quoted;  // 'a'a'a… is one word: an opening quote, then the rest
+    for (std::size_t i = 0; i < n / 2; ++i) quoted += "'a";
+    CHECK(tokenize_words(quoted) == Tokens{"`", quoted.substr(1)});
+
+    std::string mixed;  // each "--..x'''" is -- ..x ' ''
+    for (std::size_t i = 0; i < n / 8; ++i) mixed += "--..x'''";
+    const auto m = tokenize_words(mixed);
+    REQUIRE(m.size() == n / 2);
+    CHECK(Tokens(m.begin(), m.begin() + 4) == Tokens{"--", "..x", "'", "''"});
+  }
+
+  TEST_CASE("max_tokens stops early and returns exactly the first tokens") {
+    const std::string text = "It's a charming, often affecting journey. Can't miss!";
+    const Tokens all = tokenize_words(text);
+    REQUIRE(all.size() == 13);
+    for (std::size_t k = 0; k <= all.size() + 2; ++k) {
+      CAPTURE(k);
+      CHECK(tokenize_words(text, k) == Tokens(all.begin(), all.begin() + static_cast<long>(std::min(k, all.size()))));
+    }
+    std::string huge;
+    for (int i = 0; i < 200000; ++i) huge += "good film, ";
+    CHECK(tokenize_words(huge, 5) == Tokens{"good", "film", ",", "good", "film"});
   }
 
   TEST_CASE("lowercasing covers Latin, Greek and Cyrillic capitals") {
