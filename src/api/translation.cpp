@@ -14,6 +14,7 @@
 #include "models/seq2seq.h"
 #include "models/transformer_seq2seq.h"
 #include "text/bpe.h"
+#include "text/word_spans.h"
 
 namespace attnlens::api {
 
@@ -27,27 +28,19 @@ struct DecodingDefaults {
   double alpha = 0.6, beta = 0.0, max_len_a = 2.0, max_len_b = 10.0;
 };
 
-double number_or(const nlohmann::json& obj, const char* key, double fallback, const std::string& where) {
-  if (!obj.contains(key)) return fallback;
-  require(obj[key].is_number(), where + ": \"" + key + "\" must be a number, got " + obj[key].dump());
-  const double v = obj[key].get<double>();
-  require(std::isfinite(v), where + ": \"" + key + "\" must be finite");
-  return v;
-}
-
 DecodingDefaults read_decoding(const io::Bundle& b) {
   DecodingDefaults d;
-  const auto& cfg = b.config();
-  if (!cfg.contains("decoding")) return d;
+  const io::ConfigObject cfg = b.config_object();
+  if (!cfg.has("decoding")) return d;
   const std::string where = "config.json in " + b.name() + ": decoding";
-  const auto& dec = cfg["decoding"];
-  require(dec.is_object(), where + " must be an object");
-  d.num_beams = static_cast<int>(number_or(dec, "num_beams", d.num_beams, where));
-  d.alpha = number_or(dec, "alpha", d.alpha, where);
-  d.beta = number_or(dec, "coverage_penalty_beta", d.beta, where);
-  d.max_len_a = number_or(dec, "max_len_a", d.max_len_a, where);
-  d.max_len_b = number_or(dec, "max_len_b", d.max_len_b, where);
-  require(d.num_beams >= 1 && d.num_beams <= kMaxBeams, where + ": num_beams must be in [1, 64]");
+  const io::ConfigObject dec = cfg.object("decoding");
+  const double beams = dec.number_or("num_beams", d.num_beams);
+  require(beams >= 1 && beams <= kMaxBeams, where + ": num_beams must be in [1, 64]");  // before the cast
+  d.num_beams = static_cast<int>(beams);
+  d.alpha = dec.number_or("alpha", d.alpha);
+  d.beta = dec.number_or("coverage_penalty_beta", d.beta);
+  d.max_len_a = dec.number_or("max_len_a", d.max_len_a);
+  d.max_len_b = dec.number_or("max_len_b", d.max_len_b);
   require(d.max_len_a >= 0 && d.max_len_a <= 1000 && d.max_len_b >= 0 && d.max_len_b <= 1e6,
           where + ": max_len_a/max_len_b out of range");
   return d;
@@ -55,20 +48,71 @@ DecodingDefaults read_decoding(const io::Bundle& b) {
 
 text::BpeTokenizer read_tokenizer(const io::Bundle& b) {
   const std::string where = "config.json in " + b.name();
-  const auto& cfg = b.config();
-  require(cfg.contains("tokenizer") && cfg["tokenizer"].is_object(), where + ": \"tokenizer\" is missing");
-  const auto& tok = cfg["tokenizer"];
-  require(tok.value("type", std::string()) == "bpe", where + ": tokenizer.type must be \"bpe\"");
-  require(tok.contains("vocab") && tok["vocab"].is_string() && tok.contains("merges") && tok["merges"].is_string(),
-          where + ": tokenizer.vocab and tokenizer.merges must name the bundle's BPE files");
+  const io::ConfigObject tok = b.config_object().object("tokenizer");
+  require(tok.string_or("type", "") == "bpe", where + ": tokenizer.type must be \"bpe\"");
   for (const auto& [key, expected] : std::vector<std::pair<const char*, int>>{
            {"pad_id", text::kPadId}, {"unk_id", text::kUnkId}, {"bos_id", text::kBosId}, {"eos_id", text::kEosId}})
-    if (tok.contains(key))
-      require(tok[key] == expected, where + ": tokenizer." + key + " must be " + std::to_string(expected) +
-                                        " (the project's BPE ids)");
-  const std::string vocab_file = tok["vocab"].get<std::string>();
-  const std::string merges_file = tok["merges"].get<std::string>();
-  return text::BpeTokenizer::from_text(b.file(vocab_file), b.file(merges_file), vocab_file + " in " + b.name());
+    if (tok.has(key))
+      require(tok.at(key) == expected, where + ": tokenizer." + key + " must be " + std::to_string(expected) +
+                                           " (the project's BPE ids)");
+  const std::string vocab_file = tok.string("vocab");
+  const std::string merges_file = tok.string("merges");
+  return text::BpeTokenizer::from_text(b.file(vocab_file), b.file(merges_file), vocab_file + " in " + b.name(),
+                                       merges_file + " in " + b.name());
+}
+
+// Where a translator's word alignment comes from by default (config.json "alignment_head" and "alignment").
+struct AlignmentDefaults {
+  int layers = 1, heads = 1;        // decoder layers / cross heads (RNN: one map)
+  bool has_head = false;            // a trained alignment head exists
+  int head_layer = -1, head_head = -1;
+  std::string method;               // "head" | "layer-mean"
+  int layer = 0;                    // for "layer-mean"
+  std::string extraction;           // "argmax" | "gdfa"
+};
+
+int int_in(const nlohmann::json& obj, const char* key, int lo, int hi, const std::string& where) {
+  require(obj.contains(key) && obj[key].is_number_integer(), where + ": \"" + key + "\" must be an integer");
+  const auto v = obj[key].get<long long>();
+  require(v >= lo && v <= hi, where + ": \"" + key + "\" must be in [" + std::to_string(lo) + ", " +
+                                  std::to_string(hi) + "], got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+AlignmentDefaults read_alignment(const io::Bundle& b) {
+  AlignmentDefaults d;
+  const auto& cfg = b.config();
+  const std::string where = "config.json in " + b.name();
+  if (b.architecture() == "transformer-seq2seq") {
+    d.layers = int_in(cfg, "decoder_layers", 1, 1 << 16, where);
+    d.heads = int_in(cfg, "heads", 1, 1 << 16, where);
+  }
+  if (cfg.contains("alignment_head")) {
+    const auto& h = cfg["alignment_head"];
+    require(h.is_object(), where + ": \"alignment_head\" must be an object {\"layer\": L, \"head\": H}");
+    d.has_head = true;
+    d.head_layer = int_in(h, "layer", 0, d.layers - 1, where + ": alignment_head");
+    d.head_head = int_in(h, "head", 0, d.heads - 1, where + ": alignment_head");
+  }
+  d.method = d.has_head ? "head" : "layer-mean";
+  d.layer = d.has_head ? d.head_layer : std::max(0, d.layers - 2);
+  if (cfg.contains("alignment")) {
+    const auto& a = cfg["alignment"];
+    require(a.is_object(), where + ": \"alignment\" must be an object");
+    if (a.contains("method")) {
+      require(a["method"].is_string() && (a["method"] == "head" || a["method"] == "layer-mean"),
+              where + ": alignment.method must be \"head\" or \"layer-mean\"");
+      d.method = a["method"].get<std::string>();
+      require(d.method != "head" || d.has_head, where + ": alignment.method \"head\" needs an alignment_head");
+    }
+    if (a.contains("layer")) d.layer = int_in(a, "layer", 0, d.layers - 1, where + ": alignment");
+    if (a.contains("extraction")) {
+      require(a["extraction"].is_string(), where + ": alignment.extraction must be \"argmax\" or \"gdfa\"");
+      d.extraction = analysis::link_extraction_name(analysis::parse_link_extraction(a["extraction"].get<std::string>()));
+    }
+  }
+  if (d.extraction.empty()) d.extraction = d.method == "head" ? "argmax" : "gdfa";
+  return d;
 }
 
 std::unique_ptr<models::Seq2SeqModel> make_model(const io::Bundle& b) {
@@ -85,13 +129,15 @@ struct Translator::Impl {
   text::BpeTokenizer tokenizer;
   std::unique_ptr<models::Seq2SeqModel> model;
   DecodingDefaults decoding;
+  AlignmentDefaults alignment;
 
   explicit Impl(const io::Bundle& b) {
     architecture = b.architecture();
-    name = b.config().value("name", b.name());
+    name = b.config_object().string_or("name", b.name());
     tokenizer = read_tokenizer(b);
     model = make_model(b);
     decoding = read_decoding(b);
+    alignment = read_alignment(b);
     require(tokenizer.vocab_size() == model->vocab_size(),
             "bundle " + b.name() + ": the BPE vocabulary has " + std::to_string(tokenizer.vocab_size()) +
                 " pieces but the model's vocab_size is " + std::to_string(model->vocab_size()));
@@ -118,6 +164,83 @@ std::size_t Translator::vocab_size() const { return impl_->model->vocab_size(); 
 std::size_t Translator::max_source_tokens() const { return impl_->model->max_source_ids(); }
 int Translator::default_num_beams() const { return impl_->decoding.num_beams; }
 
+namespace {
+
+void check_alignment_params(const TranslationParams& p, const AlignmentDefaults& d) {
+  require(p.alignment_method.empty() || p.alignment_method == "head" || p.alignment_method == "layer-mean",
+          "translate: alignment method must be \"head\" or \"layer-mean\", got \"" + p.alignment_method + "\"");
+  if (!p.alignment_extraction.empty()) analysis::parse_link_extraction(p.alignment_extraction);
+  require(p.alignment_layer >= -1 && p.alignment_layer < d.layers,
+          "translate: alignment layer must be in [0, " + std::to_string(d.layers - 1) + "] (or -1 for the default), got " +
+              std::to_string(p.alignment_layer));
+  require(p.alignment_head >= -1 && p.alignment_head < d.heads,
+          "translate: alignment head must be in [0, " + std::to_string(d.heads - 1) + "] (or -1 for the default), got " +
+              std::to_string(p.alignment_head));
+}
+
+// Words of both sides, the word alignment and (on request) every map at word level.
+void attach_words_and_alignment(TranslationResult& out, const std::string& source_text,
+                                const std::string& target_text, const TranslationParams& p,
+                                const AlignmentDefaults& d, bool rnn) {
+  out.source_words = text::words_of_pieces(out.source_tokens, source_text);
+  out.target_words = text::words_of_pieces(out.target_tokens, target_text);
+  if (out.attentions.empty()) return;
+  const std::vector<int> src_of = text::word_index_of_pieces(out.source_words, out.source_tokens.size());
+  const std::vector<int> tgt_of = text::word_index_of_pieces(out.target_words, out.target_tokens.size());
+  const std::size_t ns = out.source_words.size(), nt = out.target_words.size();
+
+  // The piece-level cross map of the chosen method.
+  const std::string method = p.alignment_method.empty() ? d.method : p.alignment_method;
+  std::string how;
+  int layer = -1, head = -1;
+  if (rnn) {
+    how = "cross";
+  } else if (method == "head") {
+    require(d.has_head || p.alignment_head >= 0,
+            "translate: this model has no trained alignment head: give alignment_head, or use \"layer-mean\"");
+    layer = p.alignment_layer >= 0 ? p.alignment_layer : (d.has_head ? d.head_layer : d.layer);
+    head = p.alignment_head >= 0 ? p.alignment_head : d.head_head;
+    how = "head " + std::to_string(layer) + "." + std::to_string(head);
+  } else {
+    layer = p.alignment_layer >= 0 ? p.alignment_layer : (d.method == "layer-mean" ? d.layer : std::max(0, d.layers - 2));
+    how = "layer-mean " + std::to_string(layer);
+  }
+  const std::size_t rows = out.target_tokens.size(), cols = out.source_tokens.size();
+  std::vector<float> piece(rows * cols, 0.0f);
+  int used = 0;
+  for (const AttentionMap& m : out.attentions) {
+    if (m.name != "cross" || (!rnn && (m.layer != layer || (head >= 0 && m.head != head)))) continue;
+    require(m.dims.size() == 2 && m.dims[0] == rows && m.dims[1] == cols,
+            "translate: internal error: a cross map does not match the tokens");
+    for (std::size_t k = 0; k < piece.size(); ++k) piece[k] += m.data[k];
+    ++used;
+  }
+  require(used > 0, "translate: internal error: no cross map for the alignment");
+  for (float& v : piece) v /= static_cast<float>(used);
+  const std::string extraction = p.alignment_extraction.empty()
+                                     ? (p.alignment_method.empty() ? d.extraction : (method == "head" ? "argmax" : "gdfa"))
+                                     : p.alignment_extraction;
+  const analysis::LinkExtraction ex = analysis::parse_link_extraction(extraction);
+  out.alignment_map = analysis::merge_to_words(piece.data(), rows, cols, tgt_of, nt, src_of, ns);
+  out.alignment = analysis::extract_links(out.alignment_map, nt, ns, ex);
+  out.alignment_method = how + ", " + analysis::link_extraction_name(ex);
+
+  if (!p.word_maps) return;
+  for (const AttentionMap& m : out.attentions) {
+    const bool rows_tgt = m.name != "encoder_self", cols_tgt = m.name == "decoder_self";
+    const auto& rw = rows_tgt ? tgt_of : src_of;
+    const auto& cw = cols_tgt ? tgt_of : src_of;
+    const std::size_t nr = rows_tgt ? nt : ns, nc = cols_tgt ? nt : ns;
+    require(m.dims.size() == 2 && m.dims[0] == rw.size() && m.dims[1] == cw.size(),
+            "translate: internal error: map " + m.name + " does not match the tokens");
+    AttentionMap w{m.name, m.layer, m.head, m.step, {nr, nc}, {}};
+    w.data = analysis::merge_to_words(m.data.data(), m.dims[0], m.dims[1], rw, nr, cw, nc);
+    out.word_attentions.push_back(std::move(w));
+  }
+}
+
+}  // namespace
+
 TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
   const auto& dec = impl_->decoding;
   require(params.num_beams >= 0 && params.num_beams <= kMaxBeams,
@@ -128,6 +251,7 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   if (params.alpha) require(std::isfinite(*params.alpha), "translate: alpha must be a finite number");
   if (params.coverage_beta)
     require(std::isfinite(*params.coverage_beta), "translate: coverage_beta must be a finite number");
+  check_alignment_params(params, impl_->alignment);
 
   TranslationResult out;
   out.num_beams = params.num_beams == 0 ? dec.num_beams : params.num_beams;
@@ -178,6 +302,56 @@ TranslationResult Translator::translate(const std::string& text, const Translati
     impl_->model->forward(ids, tgt_in, &trace);
     out.attentions = trace.maps();
   }
+  attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
+  return out;
+}
+
+TranslationResult Translator::align(const std::string& source, const std::string& target,
+                                    const TranslationParams& params) const {
+  check_alignment_params(params, impl_->alignment);
+  TranslationResult out;
+  out.num_beams = 0;
+  std::vector<int> ids = impl_->tokenizer.encode(source);
+  out.source_pieces = ids.size();
+  require(!ids.empty(), "align: the source text is empty");
+  const std::size_t max_src = impl_->model->max_source_ids();
+  if (ids.size() + 1 > max_src) {
+    ids.resize(max_src - 1);
+    out.truncated = true;
+  }
+  ids.push_back(text::kEosId);
+  out.source_ids = ids;
+  for (int id : ids) out.source_tokens.push_back(impl_->tokenizer.piece(id));
+
+  std::vector<int> tgt = impl_->tokenizer.encode(target);
+  require(!tgt.empty(), "align: the target text is empty (give the translation to align)");
+  const std::size_t max_tgt = impl_->model->max_target_positions();
+  require(tgt.size() + 1 <= max_tgt, "align: the target has " + std::to_string(tgt.size()) +
+                                         " pieces; this model's decoder takes at most " + std::to_string(max_tgt - 1));
+  std::vector<int> tgt_in{text::kBosId};
+  tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
+  tgt.push_back(text::kEosId);
+  out.target_ids = tgt;
+  for (int id : tgt) out.target_tokens.push_back(impl_->tokenizer.piece(id));
+  out.text = target;
+
+  AttentionTrace trace(params.output_attentions);
+  const std::vector<float> logits = impl_->model->forward(ids, tgt_in, params.output_attentions ? &trace : nullptr);
+  const std::size_t v = impl_->model->vocab_size();
+  require(logits.size() == tgt.size() * v, "align: internal error: logits do not match the target");
+  out.score = 0;
+  for (std::size_t t = 0; t < tgt.size(); ++t) {
+    const float* row = &logits[t * v];
+    const float mx = *std::max_element(row, row + v);
+    double sum = 0;
+    for (std::size_t k = 0; k < v; ++k) sum += std::exp(static_cast<double>(row[k] - mx));
+    const float lp = static_cast<float>(static_cast<double>(row[tgt[t]] - mx) - std::log(sum));
+    require(std::isfinite(lp), "align: the model produced a non-finite log-probability");
+    out.token_logprobs.push_back(lp);
+    out.score += lp;
+  }
+  if (params.output_attentions) out.attentions = trace.maps();
+  attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   return out;
 }
 

@@ -25,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/word_alignment.h"
 #include "common.h"
+#include "text/word_spans.h"
 #include "trace/trace.h"
 
 namespace attnlens::api {
@@ -35,7 +37,18 @@ struct TranslationParams {
   int max_new_tokens = 0;                // 0: max_len_a·|source ids| + max_len_b (bundle); else this many at most
   std::optional<double> alpha;           // GNMT length penalty exponent; default: the bundle's decoding.alpha
   std::optional<double> coverage_beta;   // GNMT coverage penalty weight; default: the bundle's (0 = off)
-  bool output_attentions = true;         // false: `attentions` stays empty (faster)
+  bool output_attentions = true;         // false: `attentions` stays empty (faster), and so do the alignments
+  // Word alignment (analysis/word_alignment.h), computed whenever maps are: which attention gives the links —
+  //   "head":       one cross-attention head (default layer/head: the bundle's trained "alignment_head");
+  //   "layer-mean": the mean of one decoder layer's cross heads (default layer: the bundle's, else the last but one);
+  //   ""            the bundle's "alignment" default ("head" when it has an alignment head, else "layer-mean").
+  // RNN translators have one cross map: every method uses it. extraction: "argmax" | "gdfa" ("" = the bundle's
+  // default: argmax for a trained head, gdfa for a layer mean). layer/head −1 = the default.
+  std::string alignment_method;
+  std::string alignment_extraction;
+  int alignment_layer = -1;
+  int alignment_head = -1;
+  bool word_maps = false;                // also every map merged to words (word_attentions)
 };
 
 struct TranslationResult {
@@ -48,6 +61,19 @@ struct TranslationResult {
   // layer and head; RNNs: one "cross" [T,S] (layer −1, head −1). Row t belongs to target token t; every row sums
   // to 1.
   std::vector<AttentionMap> attentions;
+  // Words (text/word_spans.h): pieces merged into the words a person sees, with byte offsets into the source text
+  // and into `text` (or align()'s target). Filled on every call.
+  std::vector<text::WordSpan> source_words;
+  std::vector<text::WordSpan> target_words;
+  // Hard word alignment (source word, target word), sorted; the word-level map it came from
+  // [target words, source words]; and how: e.g. "head 1.0, argmax" or "layer-mean 1, gdfa". Empty without maps.
+  std::vector<analysis::Link> alignment;
+  std::vector<float> alignment_map;
+  std::string alignment_method;
+  // With word_maps: every map of `attentions` at word level (rows/columns are words; </s> dropped).
+  std::vector<AttentionMap> word_attentions;
+  // align() only: log-probability of each target piece (</s> last) under the model.
+  std::vector<float> token_logprobs;
   bool truncated = false;           // the source was cut to max_source_tokens()
   std::size_t source_pieces = 0;    // BPE pieces of the whole input before any truncation
   float score = 0;                  // sum of log-probabilities of the output
@@ -67,6 +93,12 @@ class Translator {
   Translator& operator=(const Translator&) = delete;
 
   TranslationResult translate(const std::string& text, const TranslationParams& params = {}) const;
+  // Forced decoding: runs the model over the given translation (teacher forcing, exactly as decoding would have
+  // produced it) instead of searching, and returns the same maps, words and alignment for that pair, plus each
+  // target piece's log-probability (`score` is their sum). num_beams/alpha/coverage/max_new_tokens do not apply.
+  // Errors: an empty (or all white space) target, or a target longer than the decoder's positions.
+  TranslationResult align(const std::string& source, const std::string& target,
+                          const TranslationParams& params = {}) const;
 
   const std::string& name() const;          // config "name"
   const std::string& architecture() const;  // "transformer-seq2seq" | "rnn-seq2seq"

@@ -54,6 +54,20 @@ usage:
       line. Defaults come from the bundle's config (decoding): beams 1 = greedy. --json prints one JSON object
       per line {text, source_tokens, target_tokens, source_ids, target_ids, truncated, score}; --attentions adds
       every attention map {name, layer, head, dims, data}.
+      With --json every result also has "source_words"/"target_words" ({text, begin, end}: byte offsets into
+      the input line / the translation), "alignment" ([[source word, target word], ...]) and
+      "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words).
+  attnlens-cli align --model DIR [--method head|layer-mean] [--extraction argmax|gdfa] [--layer L] [--head H]
+                    [--json [--attentions] [--word-maps]]
+      Forced decoding: each stdin line is "German<TAB>English"; the model is run over the given English
+      (teacher forcing) instead of searching. Prints one line per pair: the word alignment as "i-j" links
+      (German word i, English word j, from 0; words = BPE pieces merged, punctuation and hyphens separate, as
+      \w+|[^\w\s]) — the format of ../shared/align's aer.py — or with --json the whole result (words with
+      byte offsets, links, per-piece log-probabilities "token_logprobs", score, and with --attentions every map).
+      Methods: "head" = the bundle's trained alignment head (or --layer/--head), "layer-mean" = the mean of one
+      decoder layer's cross heads; default: the bundle's "alignment" setting. Extraction: argmax per English
+      word, or "gdfa" (grow-diag-final-and of both argmax directions). A bad line gives {"error": ...} with
+      --json (or "ERROR: ..."), and exit status 1 at the end.
   attnlens-cli caption --model DIR [--encoder DIR] [--beams N] [--max-new-tokens N] [--raw-size WxH]
                       [--json [--attentions]] [IMAGE ...]
       Caption images with a captioning bundle (models/flickr8k-mobilenet, models/shapes). The encoder bundle
@@ -325,9 +339,99 @@ double parse_double(const std::string& text, const std::string& what) {
   return v;
 }
 
+nlohmann::json words_json(const std::vector<attnlens::text::WordSpan>& words) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& w : words) a.push_back({{"text", w.text}, {"begin", w.byte_begin}, {"end", w.byte_end}});
+  return a;
+}
+
+nlohmann::json maps_json(const std::vector<attnlens::AttentionMap>& maps) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& m : maps)
+    a.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
+  return a;
+}
+
+// One translation (or forced decode) as JSON; `attentions`: with every map.
+nlohmann::json translation_json(const attnlens::api::TranslationResult& r, bool attentions) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : r.alignment) links.push_back({l.source, l.target});
+  nlohmann::json j = {{"text", r.text},
+                      {"source_tokens", r.source_tokens},
+                      {"target_tokens", r.target_tokens},
+                      {"source_ids", r.source_ids},
+                      {"target_ids", r.target_ids},
+                      {"source_words", words_json(r.source_words)},
+                      {"target_words", words_json(r.target_words)},
+                      {"alignment", std::move(links)},
+                      {"alignment_method", r.alignment_method},
+                      {"truncated", r.truncated},
+                      {"score", r.score}};
+  if (!r.token_logprobs.empty()) j["token_logprobs"] = r.token_logprobs;
+  if (attentions) j["attentions"] = maps_json(r.attentions);
+  if (!r.word_attentions.empty()) j["word_attentions"] = maps_json(r.word_attentions);
+  return j;
+}
+
+void write_line(std::string out) {
+  out += '\n';
+  std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+// --method/--extraction/--layer/--head/--word-maps of translate and align.
+void read_alignment_options(const Args& args, attnlens::api::TranslationParams& params) {
+  if (const std::string* v = find_option(args, "--method")) params.alignment_method = *v;
+  if (const std::string* v = find_option(args, "--extraction")) params.alignment_extraction = *v;
+  if (const std::string* v = find_option(args, "--layer")) params.alignment_layer = parse_int(*v, "--layer", 0, 1024);
+  if (const std::string* v = find_option(args, "--head")) params.alignment_head = parse_int(*v, "--head", 0, 1024);
+  params.word_maps = find_option(args, "--word-maps") != nullptr;
+}
+
+int align(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--method", "--extraction", "--layer", "--head"},
+                               {"--json", "--attentions", "--word-maps"}, "align");
+  if (!args.positional.empty())
+    throw UsageError("align: unexpected argument '" + args.positional[0] + "' (pairs are read from stdin)");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("align: --model DIR is required");
+  attnlens::api::TranslationParams params;
+  read_alignment_options(args, params);
+  const bool json = find_option(args, "--json") != nullptr;
+  const bool attentions = find_option(args, "--attentions") != nullptr;
+  if ((attentions || params.word_maps) && !json) throw UsageError("align: --attentions/--word-maps need --json");
+  const auto translator = attnlens::api::Translator::load(*model);
+  std::string line;
+  int status = 0;
+  while (std::getline(std::cin, line)) {
+    try {
+      const auto tab = line.find('\t');
+      attnlens::require(tab != std::string::npos, "align: a line must be German<TAB>English");
+      const auto r = translator->align(line.substr(0, tab), line.substr(tab + 1), params);
+      if (json) {
+        write_line(translation_json(r, attentions).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      } else {
+        std::string out;
+        for (const auto& l : r.alignment)
+          out += (out.empty() ? "" : " ") + std::to_string(l.source) + "-" + std::to_string(l.target);
+        write_line(out);
+      }
+    } catch (const attnlens::Error& e) {
+      status = 1;
+      write_line(json ? nlohmann::json({{"error", e.what()}}).dump(-1, ' ', false,
+                                                                   nlohmann::json::error_handler_t::replace)
+                      : std::string("ERROR: ") + e.what());
+    }
+  }
+  require(!std::cin.bad(), "align: error while reading stdin");
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "align: error while writing stdout");
+  return status;
+}
+
 int translate(int argc, char** argv) {
-  const Args args = parse_args(argc, argv, 2, {"--model", "--beams", "--alpha", "--coverage-beta", "--max-new-tokens"},
-                               {"--json", "--attentions"}, "translate");
+  const Args args = parse_args(argc, argv, 2, {"--model", "--beams", "--alpha", "--coverage-beta", "--max-new-tokens",
+                                               "--method", "--extraction", "--layer", "--head"},
+                               {"--json", "--attentions", "--word-maps"}, "translate");
   if (!args.positional.empty())
     throw UsageError("translate: unexpected argument '" + args.positional[0] + "' (input is read from stdin)");
   const std::string* model = find_option(args, "--model");
@@ -340,33 +444,18 @@ int translate(int argc, char** argv) {
   if (const std::string* v = find_option(args, "--coverage-beta"))
     params.coverage_beta = parse_double(*v, "--coverage-beta");
   const bool json = find_option(args, "--json") != nullptr;
-  params.output_attentions = find_option(args, "--attentions") != nullptr;
-  if (params.output_attentions && !json) throw UsageError("translate: --attentions needs --json");
+  const bool attentions = find_option(args, "--attentions") != nullptr;
+  read_alignment_options(args, params);
+  if ((attentions || params.word_maps) && !json) throw UsageError("translate: --attentions/--word-maps need --json");
+  // Maps are computed for the alignment too whenever JSON is asked for; plain text output needs none.
+  params.output_attentions = json;
   const auto translator = attnlens::api::Translator::load(*model);
 
-  std::string line, out;
+  std::string line;
   while (std::getline(std::cin, line)) {
     const auto r = translator->translate(line, params);
-    if (json) {
-      nlohmann::json j = {{"text", r.text},
-                          {"source_tokens", r.source_tokens},
-                          {"target_tokens", r.target_tokens},
-                          {"source_ids", r.source_ids},
-                          {"target_ids", r.target_ids},
-                          {"truncated", r.truncated},
-                          {"score", r.score}};
-      if (params.output_attentions) {
-        nlohmann::json maps = nlohmann::json::array();
-        for (const auto& m : r.attentions)
-          maps.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
-        j["attentions"] = std::move(maps);
-      }
-      out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    } else {
-      out = r.text;
-    }
-    out += '\n';
-    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+    write_line(json ? translation_json(r, attentions).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                    : r.text);
   }
   require(!std::cin.bad(), "translate: error while reading stdin");
   std::cout.flush();
@@ -516,6 +605,7 @@ int run(int argc, char** argv) {
     throw UsageError("words: unknown subcommand '" + sub + "' (expected tokenize)");
   }
   if (cmd == "translate") return translate(argc, argv);
+  if (cmd == "align") return align(argc, argv);
   if (cmd == "caption") return caption(argc, argv);
   if (cmd == "classify") return classify(argc, argv);
   if (cmd == "sentiment") return sentiment(argc, argv);

@@ -4,12 +4,17 @@
 
 namespace attnlens::text {
 
-std::u32string decode_utf8(std::string_view bytes) {
+std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* offsets) {
   std::u32string out;
   out.reserve(bytes.size());
+  if (offsets != nullptr) {
+    offsets->clear();
+    offsets->reserve(bytes.size() + 1);
+  }
   const std::size_t n = bytes.size();
   std::size_t i = 0;
   while (i < n) {
+    if (offsets != nullptr) offsets->push_back(i);  // every iteration below emits exactly one code point
     const auto b0 = static_cast<std::uint8_t>(bytes[i]);
     if (b0 < 0x80) {
       out.push_back(b0);
@@ -63,6 +68,7 @@ std::u32string decode_utf8(std::string_view bytes) {
       i = j;
     }
   }
+  if (offsets != nullptr) offsets->push_back(n);
   return out;
 }
 

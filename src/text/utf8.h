@@ -15,8 +15,9 @@ namespace attnlens::text {
 
 inline constexpr char32_t kReplacementChar = 0xFFFD;
 
-// Bytes → code points; invalid input becomes U+FFFD as described above.
-std::u32string decode_utf8(std::string_view bytes);
+// Bytes → code points; invalid input becomes U+FFFD as described above. With `offsets`, also the byte offset of
+// every code point in `bytes`, plus one final entry bytes.size() (so code point k spans [offsets[k], offsets[k+1])).
+std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* offsets = nullptr);
 
 // Appends the UTF-8 form of `cp`. Code points that cannot be encoded (surrogates, > U+10FFFF) become U+FFFD.
 void append_utf8(std::string& out, char32_t cp);
