@@ -1,4 +1,4 @@
-// The attention catalogue (DESIGN.md section 3) as plain functions over tensors {dims, data: Float32Array}.
+// The attention catalogue (docs/DESIGN.md §3) as plain functions over tensors {dims, data: Float32Array}.
 //
 //   const { weights } = attention.alignSoft({ scores: { dims: [2, 5], data } }, { causal: true });
 //
@@ -73,8 +73,8 @@ export function listOps() {
   return getModule().listOps();
 }
 
-// The catalogue, in DESIGN.md order. index.d.ts declares one method per name; a package test checks that this
-// list and the module's listOps() agree, so neither side can drift.
+// The catalogue, in the order of docs/DESIGN.md §3. index.d.ts declares one method per name; a package test
+// checks that this list and the module's listOps() agree, so neither side can drift.
 export const OP_NAMES = Object.freeze([
   // score functions
   'score_dot',

@@ -1,5 +1,5 @@
-// Embind bindings: a thin layer over src/api.h (the only engine header used here, as DESIGN.md's dependency rules
-// ask). Three duties and nothing more:
+// Embind bindings: a thin layer over src/api.h (the only engine header used here, as the layer rules of
+// docs/DESIGN.md §2 ask). Three duties and nothing more:
 //   1. convert JS tensors {dims: number[], data: Float32Array} to api::Tensor and back;
 //   2. copy every result out of the WASM heap (Float32Array.slice) before it reaches JS: a typed_memory_view goes
 //      stale as soon as memory grows, and the std::vector behind it is freed when this call returns;

@@ -30,47 +30,77 @@ std::string file_bytes(const val& v, const std::string& name) {
   return v.as<std::string>();
 }
 
+val maps_to_js(const std::vector<attnlens::AttentionMap>& maps) {
+  val out = val::array();
+  for (const auto& m : maps) {
+    val jm = val::object();
+    jm.set("name", m.name);
+    jm.set("layer", m.layer);
+    jm.set("head", m.head);
+    val dims = val::array();
+    for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
+    jm.set("dims", dims);
+    jm.set("data", copy_typed(m.data));
+    out.call<void>("push", jm);
+  }
+  return out;
+}
+
+// Words as {text, begin, end} with UTF-8 byte offsets (the JS pipeline turns them into string indices).
+val words_to_js(const std::vector<attnlens::text::WordSpan>& words) {
+  val out = val::array();
+  for (const auto& w : words) {
+    val jw = val::object();
+    jw.set("text", w.text);
+    jw.set("begin", static_cast<double>(w.byte_begin));
+    jw.set("end", static_cast<double>(w.byte_end));
+    jw.set("firstPiece", static_cast<double>(w.first_piece));
+    jw.set("endPiece", static_cast<double>(w.end_piece));
+    out.call<void>("push", jw);
+  }
+  return out;
+}
+
+// Alignment options of TranslationParams from the JS side ("" / -1 = the bundle's default).
+api::TranslationParams alignment_params(const std::string& method, const std::string& extraction, int layer,
+                                        int head, bool word_maps) {
+  api::TranslationParams p;
+  p.alignment_method = method;
+  p.alignment_extraction = extraction;
+  p.alignment_layer = layer;
+  p.alignment_head = head;
+  p.word_maps = word_maps;
+  return p;
+}
+
 class TranslatorBinding {
  public:
   explicit TranslatorBinding(std::unique_ptr<api::Translator> tr) : tr_(std::move(tr)) {}
 
   // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
   val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
-                bool output_attentions) const {
+                bool output_attentions, const std::string& method, const std::string& extraction, int layer,
+                int head, bool word_maps) const {
     return guarded([&] {
-      api::TranslationParams p;
+      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps);
       p.num_beams = num_beams;
       p.max_new_tokens = max_new_tokens;
       if (!std::isnan(alpha)) p.alpha = alpha;
       if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
       p.output_attentions = output_attentions;
-      const api::TranslationResult r = tr_->translate(text, p);
-      val out = val::object();
-      out.set("text", r.text);
-      out.set("sourceTokens", string_array(r.source_tokens));
-      out.set("targetTokens", string_array(r.target_tokens));
-      out.set("sourceIds", copy_typed(r.source_ids));
-      out.set("targetIds", copy_typed(r.target_ids));
-      val maps = val::array();
-      for (const auto& m : r.attentions) {
-        val jm = val::object();
-        jm.set("name", m.name);
-        jm.set("layer", m.layer);
-        jm.set("head", m.head);
-        val dims = val::array();
-        for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
-        jm.set("dims", dims);
-        jm.set("data", copy_typed(m.data));
-        maps.call<void>("push", jm);
-      }
-      out.set("attentions", maps);
-      out.set("truncated", r.truncated);
-      out.set("sourcePieces", static_cast<double>(r.source_pieces));
-      out.set("score", r.score);
-      out.set("numBeams", r.num_beams);
-      return out;
+      return result_to_js(tr_->translate(text, p));
     });
   }
+
+  val align(const std::string& source, const std::string& target, bool output_attentions, const std::string& method,
+            const std::string& extraction, int layer, int head, bool word_maps) const {
+    return guarded([&] {
+      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps);
+      p.output_attentions = output_attentions;
+      return result_to_js(tr_->align(source, target, p));
+    });
+  }
+
   std::string name() const { return tr_->name(); }
   std::string architecture() const { return tr_->architecture(); }
   double vocab_size() const { return static_cast<double>(tr_->vocab_size()); }
@@ -78,6 +108,35 @@ class TranslatorBinding {
   int default_num_beams() const { return tr_->default_num_beams(); }
 
  private:
+  static val result_to_js(const api::TranslationResult& r) {
+    val out = val::object();
+    out.set("text", r.text);
+    out.set("sourceTokens", string_array(r.source_tokens));
+    out.set("targetTokens", string_array(r.target_tokens));
+    out.set("sourceIds", copy_typed(r.source_ids));
+    out.set("targetIds", copy_typed(r.target_ids));
+    out.set("attentions", maps_to_js(r.attentions));
+    out.set("sourceWords", words_to_js(r.source_words));
+    out.set("targetWords", words_to_js(r.target_words));
+    val links = val::array();
+    for (const auto& l : r.alignment) {
+      val pair = val::array();
+      pair.call<void>("push", l.source);
+      pair.call<void>("push", l.target);
+      links.call<void>("push", pair);
+    }
+    out.set("alignment", links);
+    out.set("alignmentMethod", r.alignment_method);
+    out.set("alignmentMap", copy_typed(r.alignment_map));
+    out.set("wordAttentions", maps_to_js(r.word_attentions));
+    out.set("tokenLogprobs", copy_typed(r.token_logprobs));
+    out.set("truncated", r.truncated);
+    out.set("sourcePieces", static_cast<double>(r.source_pieces));
+    out.set("score", r.score);
+    out.set("numBeams", r.num_beams);
+    return out;
+  }
+
   std::unique_ptr<api::Translator> tr_;
 };
 
@@ -106,6 +165,7 @@ EMSCRIPTEN_BINDINGS(attnlens_translation) {
   emscripten::class_<TranslatorBinding>("Translator")
       .class_function("fromBundle", &from_bundle, emscripten::allow_raw_pointers())
       .function("translate", &TranslatorBinding::translate)
+      .function("align", &TranslatorBinding::align)
       .function("name", &TranslatorBinding::name)
       .function("architecture", &TranslatorBinding::architecture)
       .function("vocabSize", &TranslatorBinding::vocab_size)

@@ -1,5 +1,5 @@
-// Loads the attnlens WebAssembly module once and hands it to the rest of the package (attention.js today, the
-// pipeline() API of DESIGN.md section 5 later). Works unchanged in Node 20, browsers, workers and bundlers:
+// Loads the attnlens WebAssembly module once and hands it to the rest of the package (attention.js, text.js and the
+// pipeline() API of docs/DESIGN.md §9). Works unchanged in Node 20, browsers, workers and bundlers:
 //
 // - The .wasm is located with new URL('./dist/attnlens.wasm', import.meta.url), the pattern bundlers (Vite,
 //   webpack 5) recognise and rewrite; callers may override it with init({ wasmUrl }) or init({ wasmBinary }).

@@ -205,7 +205,7 @@ export class BpeTokenizer {
 export function tokenizeWords(text: string): string[];
 
 // ---------------------------------------------------------------------------------------------------------------
-// pipeline(), env and loadBundle() (DESIGN.md section 5; wasm/pipeline.js, wasm/models.js)
+// pipeline(), env and loadBundle() (docs/DESIGN.md §9; wasm/pipeline.js, wasm/models.js)
 
 /** One attention map a model computed; data is row-major with the shape `dims`. */
 export interface AttentionMap {
@@ -320,7 +320,48 @@ export interface TranslationResult {
   score?: number;
   /** The beam width used (1 = greedy). */
   num_beams?: number;
+  /** Pieces merged into words, with [start, end) string indices into the input (source) / the translation. */
+  source_words: WordSpan[];
+  target_words: WordSpan[];
+  /** Hard word alignment: [source word, target word] pairs (empty without output_attentions). */
+  alignment: Array<[number, number]>;
+  /** Which attention and extraction gave the links, e.g. 'head 1.0, argmax' or 'layer-mean 1, gdfa'. */
+  alignment_method: string;
+  /** The word-level cross map the links come from: dims [target words, source words]. */
+  alignment_map: { dims: [number, number]; data: Float32Array };
+  /** With word_maps: every map merged to words. */
+  word_attentions?: AttentionMap[];
+  /** align() only: log-probability of each target piece ('</s>' last). */
+  token_logprobs?: Float32Array;
+  /**
+   * translate() only: one full result per sentence of the input (each with its own tokens, maps, words, alignment
+   * and source_start / source_end); [] for empty or all-space input. The input is split after . ! ? … followed by
+   * white space and an upper-case letter or a quote ("z. B.", "usw.", "Dr.", "1.", "3.5" do not split; a blank
+   * line does). With one sentence the other fields are that sentence's result; with several, `text` joins the
+   * translations with ' ' and the other fields describe the whole input: tokens, ids and words concatenated,
+   * maps block-diagonal. Sentences past the model's positions are dropped (truncated: true).
+   */
+  sentences?: TranslationSentence[];
+  /** [start, end) of the translated text in the caller's input (white space trimmed). */
+  source_start?: number;
+  source_end?: number;
   [key: string]: unknown;
+}
+/** One sentence of a translate() result: a full result of its own (source word indices into the whole input). */
+export interface TranslationSentence extends TranslationResult {
+  source_start: number;
+  source_end: number;
+}
+export interface WordSpan {
+  text: string;
+  /**
+   * String indices [start, end) into the text the word came from — for source words the caller's original input
+   * (before NFC normalisation, which can change lengths), for target words the translation `text`.
+   */
+  start: number;
+  end: number;
+  /** Pieces [first, end) of source_tokens / target_tokens. */
+  pieces: [number, number];
 }
 export interface TranslationRunOptions {
   /** 1 = greedy; default: the bundle's (4). */
@@ -333,11 +374,21 @@ export interface TranslationRunOptions {
   alpha?: number;
   /** GNMT coverage penalty weight (default: the bundle's, 0 = off). */
   coverage_beta?: number;
+  /** 'head' = a trained alignment head, 'layer-mean' = mean of one decoder layer's cross heads (default: the bundle's). */
+  alignment_method?: 'head' | 'layer-mean';
+  /** 'argmax' per target word, or 'gdfa' (grow-diag-final-and of both directions). */
+  alignment_extraction?: 'argmax' | 'gdfa';
+  alignment_layer?: number;
+  alignment_head?: number;
+  /** Also every map merged to words (word_attentions). */
+  word_maps?: boolean;
   [option: string]: unknown;
 }
 export interface TranslationPipeline extends Pipeline<string, TranslationRunOptions, TranslationResult> {
   (input: string, options?: TranslationRunOptions): Promise<TranslationResult>;
   (input: string[], options?: TranslationRunOptions): Promise<TranslationResult[]>;
+  /** Forced decoding of a given translation: the same maps, words and alignment for that pair, plus token_logprobs. */
+  align(source: string, target: string, options?: TranslationRunOptions): Promise<TranslationResult>;
   readonly architecture: string;
   readonly maxSourceTokens: number;
 }
@@ -386,7 +437,15 @@ export interface PipelineOptions extends LoadOptions {
   [option: string]: unknown;
 }
 
-/** transformers.js-shaped entry: pipeline(task, model?, options?) resolves to a callable model. */
+/**
+ * transformers.js-shaped entry: pipeline(task, model?, options?) resolves to a callable model.
+ *
+ * Errors (pipelines and their calls reject with): TypeError — a value of the wrong type, an unknown option, a view
+ * of a detached ArrayBuffer; RangeError — a number option that is NaN, ±Infinity, not an integer or out of range,
+ * an image whose data.length is not width·height·channels or whose side is 0 or above 65536; Error — everything
+ * the engine refuses (a corrupt bundle, a disposed pipeline). Messages name the option or argument. Lone UTF-16
+ * surrogates in strings become U+FFFD; over-long text is cut with truncated: true. No WebAssembly trap escapes.
+ */
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;

@@ -4,7 +4,7 @@
 //   core.js       loads the WebAssembly module once (init, getModule, info)
 //   attention.js  the mechanism catalogue as functions over {dims, data} tensors, and MultiHeadKvCache
 //   text.js       the engine's tokenizers (BpeTokenizer, tokenizeWords)
-//   pipeline.js   pipeline(task, model, opts) of DESIGN.md section 5; tasks in pipelines/<task>.js
+//   pipeline.js   pipeline(task, model, opts) of docs/DESIGN.md §9; tasks in pipelines/<task>.js
 //   models.js     where bundles live (env), fetching, progress and the browser cache
 export { init, info, isReady } from './core.js';
 export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attention.js';

@@ -1,6 +1,6 @@
 // Model bundles for pipeline(): where they live, how they are fetched, cached and reported.
 //
-// A bundle is a folder (DESIGN.md section 6): config.json names its other files — the weights ("weights") and the
+// A bundle is a folder (docs/DESIGN.md §5): config.json names its other files — the weights ("weights") and the
 // tokenizer's files (tokenizer.vocab / tokenizer.merges), plus any listed in "files" — and loadBundle() fetches
 // exactly those, never a path the config could point elsewhere (names must be plain file names).
 //

@@ -1,4 +1,4 @@
-// pipeline(task, model, options): the transformers.js-shaped entry of DESIGN.md section 5.
+// pipeline(task, model, options): the transformers.js-shaped entry of docs/DESIGN.md §9.
 //
 //   const classify = await pipeline('sentiment-analysis', 'sst2-selfattn', { progress_callback });
 //   const out = await classify('a charming and often affecting journey');

@@ -22,7 +22,7 @@ std::string_view body_of(const std::string& piece, bool* marked) {
 }
 
 bool is_punct_piece(std::string_view body) {
-  if (body.empty() || body == "<unk>") return false;
+  if (body.empty()) return false;
   const std::u32string cps = decode_utf8(body);
   return cps.size() == 1 && classify(cps[0]) == CharClass::kPunct;
 }
@@ -35,22 +35,33 @@ std::vector<WordSpan> words_of_pieces(const std::vector<std::string>& pieces, st
   std::size_t cp = 0;                                       // next code point of `text` to consume
   std::vector<WordSpan> words;
   bool prev_punct = false;
+  bool carried = false;           // a marker-only piece "▁" (before an <unk>) marks the piece after it
+  std::size_t carried_piece = 0;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     if (is_special(pieces[i])) {
-      prev_punct = false;
+      prev_punct = carried = false;
       continue;
     }
     bool marked = false;
     const std::string_view body = body_of(pieces[i], &marked);
-    const bool punct = is_punct_piece(body);
+    if (marked && body.empty()) {
+      while (cp < cps.size() && classify(cps[cp]) == CharClass::kSpace) ++cp;
+      if (!carried) carried_piece = i;
+      carried = true;
+      continue;
+    }
+    if (carried) marked = true;
     // Code points this piece stands for in the text.
     const std::size_t width = body == "<unk>" ? 1 : decode_utf8(body).size();
     if (marked)
       while (cp < cps.size() && classify(cps[cp]) == CharClass::kSpace) ++cp;
+    // "<unk>" is punctuation when the character it stands for is (the tokenizer made it a pre-token of its own).
+    const bool punct = body == "<unk>" ? cp < cps.size() && classify(cps[cp]) == CharClass::kPunct
+                                       : is_punct_piece(body);
     const bool starts = words.empty() || marked || punct || prev_punct || words.back().end_piece != i;
     if (starts) {
       WordSpan w;
-      w.first_piece = i;
+      w.first_piece = carried ? carried_piece : i;
       w.byte_begin = offsets[std::min(cp, cps.size())];
       words.push_back(std::move(w));
     }
@@ -60,6 +71,7 @@ std::vector<WordSpan> words_of_pieces(const std::vector<std::string>& pieces, st
     cp = std::min(cp + width, cps.size());
     w.byte_end = offsets[cp];
     prev_punct = punct;
+    carried = false;
   }
   return words;
 }

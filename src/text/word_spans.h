@@ -4,7 +4,9 @@
 // Rule (the same as the training recipes' aligner, models/training/translation/aligner.py: words_of_pieces):
 //   a piece starts a new word when it starts with the space marker "▁", when it is a punctuation piece (after the
 //   marker, one character of class kPunct — text/utf8.h), or when the piece before it was punctuation; otherwise it
-//   continues the current word. "<unk>" stands for one input character and joins like a letter. The specials
+//   continues the current word. "<unk>" stands for one input character: a punctuation piece when that character is punctuation (class kPunct),
+//   else it joins like a letter. A piece that is the marker alone ("▁", before an <unk>) belongs to the word of
+//   the piece after it. The specials
 //   "<pad>", "<s>" and "</s>" belong to no word.
 // For ordinary text these are exactly the tokens of the regex \w+|[^\w\s] (the gold alignments' tokenization):
 // "Das T-Shirt." → Das | T | - | Shirt | .

@@ -87,6 +87,13 @@ TEST_CASE("word spans: pieces merge into the words of \\w+|[^\\w\\s], with byte 
     const auto words = attnlens::text::words_of_pieces(pieces, text);
     CHECK(describe(words) == "Ein@0-3 <unk>@4-7 Mann@8-12");
   }
+  SUBCASE("an unknown punctuation character is a word of its own; the marker piece before it joins it") {
+    const std::vector<std::string> pieces{"\xE2\x96\x81" "und", "\xE2\x96\x81", "<unk>", "die"};
+    const std::string text = "und \xE2\x80\x9A" "die";  // U+201A, a punctuation character outside the vocabulary
+    const auto words = attnlens::text::words_of_pieces(pieces, text);
+    CHECK(describe(words) == "und@0-3 <unk>@4-7 die@7-10");
+    CHECK(attnlens::text::word_index_of_pieces(words, 4) == std::vector<int>{0, 1, 1, 2});
+  }
   SUBCASE("ill-formed UTF-8 is one U+FFFD code point, and offsets never leave the text") {
     const std::string text = "Ha\xC3 x";  // a lead byte cut short
     const auto words = attnlens::text::words_of_pieces(pieces_of(bpe, text), text);

@@ -111,9 +111,9 @@ test('bad images give a caption or a clear Error', async () => {
   const opts = { num_beams: 1, max_new_tokens: 3 };
   await assert.rejects(caption({ data: new Uint8ClampedArray(0), width: 0, height: 0 }, opts), /empty/);
   await assert.rejects(caption({ data: new Uint8ClampedArray(399), width: 10, height: 10 }, opts), /needs exactly 400/);
-  await assert.rejects(caption({ data: new Uint8ClampedArray(200), width: 10, height: 10, channels: 2 }, opts), TypeError);
+  await assert.rejects(caption({ data: new Uint8ClampedArray(200), width: 10, height: 10, channels: 2 }, opts), RangeError);
   await assert.rejects(caption({ data: [1, 2, 3, 4], width: 1, height: 1 }, opts), /Uint8ClampedArray or Uint8Array/);
-  await assert.rejects(caption({ data: new Uint8ClampedArray(4), width: 1.5, height: 1 }, opts), TypeError);
+  await assert.rejects(caption({ data: new Uint8ClampedArray(4), width: 1.5, height: 1 }, opts), RangeError);
   await assert.rejects(caption('https://example.com/dog.jpg', opts), /needs a browser/);
   await assert.rejects(caption(42, opts), TypeError);
   await assert.rejects(caption(null, opts), TypeError);
@@ -150,8 +150,8 @@ test('options and dispose', async () => {
   const caption = await pipeline('image-to-text', tinyBundle());
   const img = { data: new Uint8ClampedArray(8 * 8 * 4).fill(120), width: 8, height: 8 };
   await assert.rejects(caption(img, { num_beam: 2 }), (e) => e instanceof TypeError && /num_beam/.test(e.message));
-  await assert.rejects(caption(img, { num_beams: 0 }), TypeError);
-  await assert.rejects(caption(img, { max_new_tokens: 1.5 }), TypeError);
+  await assert.rejects(caption(img, { num_beams: 0 }), RangeError);
+  await assert.rejects(caption(img, { max_new_tokens: 1.5 }), RangeError);
   await assert.rejects(caption(img, { output_attentions: 'yes' }), TypeError);
   const r = await caption(img, { output_attentions: false, max_new_tokens: 2 });
   assert.deepEqual(r.attentions, []);

@@ -46,3 +46,25 @@ export function assertTensorClose(actual, expected, label) {
   assert.ok(worst < 0,
     `${label}: element ${worst} is ${actual.data[worst]}, expected ${expected.data[worst]} (|diff| = ${worstDiff})`);
 }
+
+/**
+ * A small safetensors reader for golden files: 8-byte little-endian header length, JSON header, raw data.
+ * Returns { name: { dims, data } } with Float32Array for F32 and Int32Array / BigInt64Array for I32 / I64.
+ */
+export function readSafetensors(path) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const base = 8 + n;
+  const out = {};
+  for (const [name, info] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [begin, end] = info.data_offsets;
+    const bytes = buf.subarray(base + begin, base + end);
+    const copy = new Uint8Array(bytes).buffer; // aligned copy
+    const Type = { F32: Float32Array, I32: Int32Array, I64: BigInt64Array }[info.dtype];
+    if (!Type) throw new Error(`${path}: ${name}: dtype ${info.dtype} not supported by this reader`);
+    out[name] = { dims: info.shape, data: new Type(copy) };
+  }
+  return out;
+}

@@ -181,7 +181,7 @@ test('options: output_attentions, max_tokens, unknown names are TypeErrors', asy
   } finally {
     short.dispose();
   }
-  await assert.rejects(pipeline('sentiment-analysis', 'sst2-relation', { max_tokens: 0 }), TypeError);
+  await assert.rejects(pipeline('sentiment-analysis', 'sst2-relation', { max_tokens: 0 }), RangeError);
   await assert.rejects(pipeline('sentiment-analysis', 'sst2-relation', { top_k: 2 }),
     (e) => e instanceof TypeError && /top_k/.test(e.message));
 });

@@ -91,13 +91,18 @@ test('bad input: empty text, 5,000 characters, unknown characters, wrong types a
   assert.deepEqual(empty.source_tokens, []);
   assert.deepEqual(empty.attentions, []);
 
-  const long = 'Ein Mann mit einem roten Hut sitzt auf einer Bank. '.repeat(100).slice(0, 5000);
+  // 5,000 characters in one sentence: cut to the model's positions.
+  const long = 'Ein Mann mit einem roten Hut sitzt auf einer Bank und '.repeat(100).slice(0, 5000);
   const t0 = Date.now();
   const out = await translate(long, { num_beams: 1 });
   assert.ok(Date.now() - t0 < 60_000, 'bounded time');
   assert.equal(out.truncated, true);
   assert.equal(out.source_tokens.length, translate.maxSourceTokens);
   assert.ok(out.target_tokens.length <= translate.maxSourceTokens - 1);
+  // 5,000 characters of sentences: whole sentences, together within the model's positions (tests/node/bad-input).
+  const many = await translate('Ein Mann mit einem roten Hut sitzt auf einer Bank. '.repeat(100), { num_beams: 1 });
+  assert.equal(many.truncated, true);
+  assert.ok(many.source_tokens.length <= translate.maxSourceTokens);
 
   const unk = await translate('Ein Hund ☃ 🐉', { output_attentions: false });
   assert.ok(unk.source_tokens.filter((t) => t === '<unk>').length >= 2, unk.source_tokens.join(' '));

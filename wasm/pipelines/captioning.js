@@ -18,14 +18,21 @@
 // first drawn at a smaller size (aspect kept) to bound the canvas memory.
 // Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
 // counting the <end> step), output_attentions (default true).
+// Errors, before WebAssembly runs (wasm/pipelines/input.js): a wrong type (data not a Uint8Array /
+// Uint8ClampedArray, width '10', num_beams '3') is a TypeError, and so are pixels whose ArrayBuffer was detached
+// (transferred); a width/height that is NaN, ±Infinity, negative, not an integer, 0 or above 65536, channels other
+// than 1/3/4, data.length ≠ width·height·channels, or num_beams / max_new_tokens out of range (1..64 / 1..1000,
+// NaN, Infinity) is a RangeError. SharedArrayBuffer-backed pixels are read in place.
 // `tokens` has one entry per decoder step — the words, then '<end>' when the caption finished — and
 // attentions[0].dims[0] === tokens.length: row t is where the model looked while choosing tokens[t].
 import { getModule } from '../core.js';
+import { checkBool, checkBytes, checkInt } from './input.js';
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
 const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions'];
 const MAX_BROWSER_PIXELS = 16777216;
+const MAX_SIDE = 65536;
 
 function checkOptions(options, known, where) {
   if (options === undefined || options === null) return {};
@@ -38,14 +45,6 @@ function checkOptions(options, known, where) {
       `(known: ${known.length ? known.join(', ') : 'none'})`);
   }
   return options;
-}
-
-function checkInt(value, name, min, max) {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`attnlens: ${name} must be an integer in [${min}, ${max}], got ${String(value)}`);
-  }
-  return value;
 }
 
 const isPixelArray = (d) => d instanceof Uint8ClampedArray || d instanceof Uint8Array;
@@ -115,18 +114,40 @@ async function decodeInBrowser(input) {
   }
 }
 
+// { data, width, height, channels? } (or ImageData) → checked pixels: wrong types are TypeErrors, bad sizes and byte
+// counts RangeErrors, all before WebAssembly is called.
+function checkPixels(input) {
+  const { width, height } = input;
+  const channels = input.channels ?? 4;
+  for (const [name, v] of [['width', width], ['height', height]]) {
+    if (typeof v !== 'number') throw new TypeError(`attnlens: image ${name} must be a number, got ${typeof v}`);
+    if (!Number.isInteger(v) || v < 0) {
+      throw new RangeError(`attnlens: image width and height must be non-negative integers, got ${String(width)}x${String(height)}`);
+    }
+    if (v > MAX_SIDE) {
+      throw new RangeError(`attnlens: the image is too large: ${String(width)}x${String(height)}; each side must be at most ${MAX_SIDE} pixels`);
+    }
+  }
+  if (typeof channels !== 'number') throw new TypeError(`attnlens: image channels must be a number, got ${typeof channels}`);
+  if (![1, 3, 4].includes(channels)) {
+    throw new RangeError(`attnlens: image channels must be 4 (RGBA), 3 (RGB) or 1 (grey), got ${String(channels)}`);
+  }
+  // Detached (transferred) buffers are refused; SharedArrayBuffer-backed pixels are read in place (only the
+  // rows the resize needs are copied into WebAssembly).
+  const data = checkBytes(input.data, 'the image data', { copyShared: false });
+  if (width === 0 || height === 0) throw new RangeError(`attnlens: the image is empty (${width}x${height} pixels)`);
+  const need = width * height * channels;
+  if (data.length !== need) {
+    throw new RangeError(`attnlens: the image data has ${data.length} bytes; a ${width}x${height} image with ` +
+      `${channels} channel${channels > 1 ? 's' : ''} needs exactly ${need}`);
+  }
+  return { data, width, height, channels };
+}
+
 async function toPixels(input) {
   if (input !== null && typeof input === 'object' && isPixelArray(input.data) && 'width' in input && 'height' in input) {
     // ImageData or { data, width, height, channels? }
-    const { width, height } = input;
-    const channels = input.channels ?? 4;
-    if (!Number.isInteger(width) || !Number.isInteger(height) || width < 0 || height < 0) {
-      throw new TypeError(`attnlens: image width and height must be non-negative integers, got ${String(width)}x${String(height)}`);
-    }
-    if (![1, 3, 4].includes(channels)) {
-      throw new TypeError(`attnlens: image channels must be 4 (RGBA), 3 (RGB) or 1 (grey), got ${String(channels)}`);
-    }
-    return { data: input.data, width, height, channels };
+    return checkPixels(input);
   }
   if (input !== null && typeof input === 'object' && 'data' in input && 'width' in input && !isPixelArray(input.data)) {
     throw new TypeError('attnlens: image data must be a Uint8ClampedArray or Uint8Array of RGBA bytes, ' +
@@ -159,6 +180,9 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   }
   const encWeights = enc.files?.[enc.config.weights ?? 'weights.safetensors'];
   if (!(encWeights instanceof Uint8Array)) throw new Error(`attnlens: encoder bundle ${enc.name}: the weights file is missing`);
+  for (const [what, bytes] of [[weightsName, weights], [vocabName, vocab], [`encoder ${enc.name} weights`, encWeights]]) {
+    checkBytes(bytes, `captioning model ${bundle.name}: ${what}`, { copyShared: false });
+  }
   let engine = getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
     { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? ''));
 
@@ -184,10 +208,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     const params = {};
     if (o.num_beams !== undefined) params.num_beams = checkInt(o.num_beams, 'num_beams', 1, 64);
     if (o.max_new_tokens !== undefined) params.max_new_tokens = checkInt(o.max_new_tokens, 'max_new_tokens', 1, 1000);
-    if (o.output_attentions !== undefined && typeof o.output_attentions !== 'boolean') {
-      throw new TypeError('attnlens: output_attentions must be a boolean');
-    }
-    const outputAttentions = o.output_attentions ?? true;
+    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     params.output_attentions = outputAttentions;
     const paramsJson = JSON.stringify(params);
     if (Array.isArray(input)) {
@@ -205,7 +226,11 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
   run.encode = (px) => {
     if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    return engine.encode(px.data, px.width, px.height, px.channels ?? 4);
+    if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
+      throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
+    }
+    const p = checkPixels(px);
+    return engine.encode(p.data, p.width, p.height, p.channels);
   };
   /** Grid (from encode) → the caption object of the engine, for benchmarks. */
   run.captionGrid = (grid, opts = {}) => {

@@ -10,12 +10,16 @@
 //
 // Text is tokenized the way SST-2 was (src/text/words.h): lowercased; punctuation split off; clitics split ("don't"
 // → do n't, "it's" → it 's). Words outside the model's vocabulary appear as "<unk>" in `tokens`.
-// Input: a string, UTF-8 bytes (Uint8Array; ill-formed sequences become U+FFFD), or an array of those (→ an array
-// of results). Empty or all-space text throws an Error ("empty input"); only the first max_tokens tokens (default
-// 256, option max_tokens at creation, 1..1024) are classified, and `truncated` says when text was cut.
+// Input: a string (lone UTF-16 surrogates become U+FFFD), UTF-8 bytes (Uint8Array; ill-formed sequences become
+// U+FFFD; a detached buffer is a TypeError; SharedArrayBuffer-backed bytes are copied first), or an array of those
+// (→ an array of results). Wrong types are TypeErrors; max_tokens that is NaN, ±Infinity, not an integer or
+// outside 1..1024 is a RangeError (wasm/pipelines/input.js). Empty or all-space text throws an Error ("empty
+// input"); only the first max_tokens tokens (default 256, option max_tokens at creation, 1..1024) are classified,
+// and `truncated` says when text was cut (200,000 characters take milliseconds: tokenizing stops there).
 // Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
 // row sums to 1.
 import { getModule } from '../core.js';
+import { checkBool, checkBytes, checkInt, describe, toWellFormed } from './input.js';
 
 const TASK = 'sentiment-analysis';
 const FACTORY_OPTIONS = ['max_tokens'];
@@ -39,7 +43,7 @@ function fileAsText(bundle, fileName) {
   if (!(bytes instanceof Uint8Array)) {
     throw new Error(`attnlens: sentiment model ${bundle.name}: the bundle lacks ${fileName}`);
   }
-  return new TextDecoder('utf-8').decode(bytes);
+  return new TextDecoder('utf-8').decode(checkBytes(bytes, `sentiment model ${bundle.name}: ${fileName}`));
 }
 
 /**
@@ -49,12 +53,7 @@ function fileAsText(bundle, fileName) {
 export async function createSentimentPipeline(bundle, options = {}) {
   const opts = checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
   const params = {};
-  if (opts.max_tokens !== undefined) {
-    if (!Number.isInteger(opts.max_tokens) || opts.max_tokens < 1 || opts.max_tokens > 1024) {
-      throw new TypeError(`attnlens: max_tokens must be an integer in [1, 1024], got ${String(opts.max_tokens)}`);
-    }
-    params.max_tokens = opts.max_tokens;
-  }
+  if (opts.max_tokens !== undefined) params.max_tokens = checkInt(opts.max_tokens, 'max_tokens', 1, 1024);
   const config = bundle.config;
   const weightsName = config.weights ?? 'weights.safetensors';
   const vocabName = config.tokenizer?.vocab;
@@ -67,7 +66,8 @@ export async function createSentimentPipeline(bundle, options = {}) {
   }
   const files = { [vocabName]: fileAsText(bundle, vocabName) };
   const configText = bundle.configText ?? JSON.stringify(config);
-  let engine = getModule().SentimentClassifier.fromBundle(configText, weights, files, JSON.stringify(params),
+  let engine = getModule().SentimentClassifier.fromBundle(configText,
+    checkBytes(weights, `sentiment model ${bundle.name}: ${weightsName}`), files, JSON.stringify(params),
     String(bundle.name ?? ''));
   const labels = engine.labels();
   const modelName = bundle.name; // the closures below keep only this, not the bundle's bytes
@@ -75,9 +75,10 @@ export async function createSentimentPipeline(bundle, options = {}) {
   const classifyOne = (input, outputAttentions) => {
     if (typeof input !== 'string' && !(input instanceof Uint8Array)) {
       throw new TypeError('attnlens: sentiment-analysis input must be a string (or UTF-8 bytes as a Uint8Array), ' +
-        `got ${input === null ? 'null' : typeof input}`);
+        `got ${describe(input)}`);
     }
-    const r = engine.classify(input);
+    const text = typeof input === 'string' ? toWellFormed(input) : checkBytes(input, 'the sentiment-analysis input');
+    const r = engine.classify(text);
     const out = {
       label: r.label,
       score: r.score,
@@ -95,10 +96,7 @@ export async function createSentimentPipeline(bundle, options = {}) {
   const run = async (input, runOptions = {}) => {
     if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${modelName}) has been disposed`);
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    if (o.output_attentions !== undefined && typeof o.output_attentions !== 'boolean') {
-      throw new TypeError('attnlens: output_attentions must be a boolean');
-    }
-    const outputAttentions = o.output_attentions ?? true;
+    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     if (Array.isArray(input)) return input.map((x) => classifyOne(x, outputAttentions));
     return classifyOne(input, outputAttentions);
   };

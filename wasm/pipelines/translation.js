@@ -15,15 +15,62 @@
 //   output_attentions  true (default): every map; false: attentions = [] (faster)
 //   alpha              GNMT length penalty exponent of beam search (default: the bundle's, 0.6)
 //   coverage_beta      GNMT coverage penalty weight (default: the bundle's, 0 = off)
+//   alignment_method   'head' (a trained alignment head) | 'layer-mean' (mean of one decoder layer's cross heads);
+//                      default: the bundle's ('head' for de-en-general, 'layer-mean' for the others)
+//   alignment_extraction 'argmax' (one link per target word) | 'gdfa' (grow-diag-final-and of both directions)
+//   alignment_layer, alignment_head   which decoder layer / head (default: the bundle's)
+//   word_maps          true: also `word_attentions`, every map merged to words (default false)
+// Words and alignment (every result): source_words / target_words [{ text, start, end }] — the pieces merged into
+// the words a person sees (a piece starting with '▁', a punctuation piece and the piece after punctuation start a
+// word; "T-Shirt" → T | - | Shirt), with [start, end) string indices into the input / the translation;
+// alignment [[source word, target word], …] from the word-level cross map `alignment_map` ({dims: [target words,
+// source words], data}: SUM over a source word's pieces, MEAN over a target word's pieces); alignment_method says
+// which attention and extraction made them. Without output_attentions there are no maps and no links.
+//
+// translate.align(source, target, options): forced decoding — the model runs over the given translation instead
+// of searching; same result shape, plus token_logprobs (each target piece's log-probability; score = their sum).
 // Attention maps: Transformer — 'encoder_self' [S,S], 'decoder_self' [T,T] (causal), 'cross' [T,S] for every layer
 // and head; RNNs — one 'cross' [T,S] (layer −1, head −1). Row t belongs to target_tokens[t], column s to
 // source_tokens[s]; every row sums to 1.
 // Input: a string (or an array of strings → an array of results). Empty text gives an empty translation; text
 // longer than the model's positions is cut (`truncated: true`); unknown characters appear as '<unk>' tokens.
+//
+// Text as people type it (wasm/pipelines/input.js):
+//   - Normalisation: lone surrogates → U+FFFD, no-break spaces (U+00A0, U+2007, U+202F) → ' ', then Unicode NFC
+//     ("u\u0308" → "ü"). The engine sees the normalised text, but every source_words start/end (and source_start /
+//     source_end) is a string index into the CALLER'S ORIGINAL input, so a UI can highlight what the user typed;
+//     target_words index the translation `text`. align() normalises both texts the same way.
+//   - Sentences: the input is split into sentences (the rule is written at splitSentences() in input.js: . ! ? …
+//     followed by white space and an upper-case letter or an opening quote; abbreviations such as "z. B.", "usw.",
+//     "Dr.", "Nr.", ordinals "1." and numbers "3.5" do not split; a blank line always does), and each is
+//     translated on its own. The result:
+//       sentences   one full result per sentence (text, tokens, maps, words, alignment, truncated, …) plus
+//                   source_start / source_end, the sentence's [start, end) in the input (white space trimmed);
+//       text        the sentences' translations joined with one space;
+//       the rest    one sentence: exactly that sentence's result (so callers that ignore `sentences` see what
+//                   they always saw). Several: the whole input as one sequence — tokens, ids and words
+//                   concatenated (word pieces and links re-indexed, target words indexing the joined text), score
+//                   summed, and every attention map (and alignment_map, word_attentions) block-diagonal, since
+//                   each sentence attended only to itself; rows still sum to 1.
+//     An input without sentences (empty, white space) gives text '' and sentences [].
+//   - Length: the sentences share the model's positions (translate.maxSourceTokens pieces, each sentence's '</s>'
+//     included): whole sentences are translated in order while they fit, the rest are dropped, and `truncated`
+//     is true. A first sentence longer than that is cut by the engine, as before. So 200,000 characters cost no
+//     more than one full-length sentence.
+//   - Case and punctuation are passed as typed: lower-case, ALL-CAPS and unpunctuated input are translated (the
+//     Multi30k models saw mostly cased, punctuated sentences, so ALL-CAPS text is split into more, rarer pieces
+//     and translates worse); nothing is changed behind the caller's back.
+//   - Names and numbers are pieces like any other, with no copy mechanism: the shipped Transformer (Multi30k
+//     image captions) keeps simple digits but can mangle names and prices — "Tom kauft 3 Äpfel für 2,50 Euro." →
+//     "Toma 3 apples shops for 2550's." (beam 4).
+// Errors: a non-string input is a TypeError; an option of the wrong type a TypeError; a number option that is NaN,
+// ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
+import { checkBool, checkBytes, checkFinite, checkInt, describe, prepareSource, splitSentences, toWellFormed } from './input.js';
 
 const TASK = 'translation';
-const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta'];
+const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
+  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps'];
 
 function checkOptions(options, where) {
   if (options === undefined || options === null) return {};
@@ -36,23 +83,136 @@ function checkOptions(options, where) {
       `${unknown.map((k) => `"${k}"`).join(', ')} (known: ${OPTIONS.join(', ')})`);
   }
   const o = options;
-  const intIn = (name, lo, hi) => {
-    const v = o[name];
-    if (v !== undefined && (!Number.isInteger(v) || v < lo || v > hi)) {
-      throw new TypeError(`attnlens: ${name} must be an integer in [${lo}, ${hi}], got ${String(v)}`);
+  checkInt(o.num_beams, 'num_beams', 1, 64);
+  checkInt(o.max_new_tokens, 'max_new_tokens', 1, 65536);
+  checkFinite(o.alpha, 'alpha');
+  checkFinite(o.coverage_beta, 'coverage_beta');
+  checkBool(o.output_attentions, 'output_attentions');
+  checkBool(o.word_maps, 'word_maps');
+  const oneOf = (name, values) => {
+    if (o[name] !== undefined && !values.includes(o[name])) {
+      throw new TypeError(`attnlens: ${name} must be one of ${values.map((v) => `'${v}'`).join(', ')}, ` +
+        `got ${JSON.stringify(o[name])}`);
     }
   };
-  intIn('num_beams', 1, 64);
-  intIn('max_new_tokens', 1, 65536);
-  for (const name of ['alpha', 'coverage_beta']) {
-    if (o[name] !== undefined && (typeof o[name] !== 'number' || !Number.isFinite(o[name]))) {
-      throw new TypeError(`attnlens: ${name} must be a finite number, got ${String(o[name])}`);
-    }
-  }
-  if (o.output_attentions !== undefined && typeof o.output_attentions !== 'boolean') {
-    throw new TypeError('attnlens: output_attentions must be a boolean');
-  }
+  oneOf('alignment_method', ['head', 'layer-mean']);
+  oneOf('alignment_extraction', ['argmax', 'gdfa']);
+  checkInt(o.alignment_layer, 'alignment_layer', 0, 1023);
+  checkInt(o.alignment_head, 'alignment_head', 0, 1023);
   return o;
+}
+
+// UTF-8 byte offsets (the engine's) → string indices of `text`, as Embind encodes a JS string: a lone surrogate
+// takes 3 bytes, a pair 4.
+function byteToIndex(text) {
+  const map = new Map([[0, 0]]);
+  let bytes = 0;
+  for (let i = 0; i < text.length;) {
+    const cp = text.codePointAt(i);
+    const units = cp > 0xffff ? 2 : 1;
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    i += units;
+    map.set(bytes, i);
+  }
+  return (b) => map.get(b) ?? text.length;
+}
+
+function wordsOf(raw, text) {
+  const at = byteToIndex(text);
+  return raw.map((w) => ({ text: w.text, start: at(w.begin), end: at(w.end), pieces: [w.firstPiece, w.endPiece] }));
+}
+
+const identity = (text) => ({ text, start: (i) => i, end: (i) => i });
+
+// A word of the text the engine saw → indices of the caller's text (+ base, where the sentence starts).
+function mapWord(w, map, base) {
+  return { ...w, start: base + map.start(w.start), end: base + map.end(w.end) };
+}
+
+// Maps of the same kind from consecutive sentences → one block-diagonal map: dims [..., ΣR, ΣC] (leading dims
+// equal), block i at rows ΣR<i, columns ΣC<i, zeros elsewhere. Every row still sums to what it summed to.
+function blockDiagonal(maps) {
+  const rank = maps[0].dims.length;
+  const lead = maps[0].dims.slice(0, rank - 2);
+  const leadSize = lead.reduce((a, b) => a * b, 1);
+  const rows = maps.reduce((n, m) => n + m.dims[rank - 2], 0);
+  const cols = maps.reduce((n, m) => n + m.dims[rank - 1], 0);
+  const data = new Float32Array(leadSize * rows * cols);
+  let r0 = 0;
+  let c0 = 0;
+  for (const m of maps) {
+    const [R, C] = m.dims.slice(rank - 2);
+    for (let l = 0; l < leadSize; l++) {
+      for (let r = 0; r < R; r++) {
+        data.set(m.data.subarray((l * R + r) * C, (l * R + r + 1) * C), (l * rows + r0 + r) * cols + c0);
+      }
+    }
+    r0 += R;
+    c0 += C;
+  }
+  return { dims: [...lead, rows, cols], data };
+}
+
+function combineMaps(lists) {
+  const n = lists[0].length;
+  const sameShape = lists.every((l) => l.length === n && l.every((m, i) =>
+    m.name === lists[0][i].name && m.layer === lists[0][i].layer && m.head === lists[0][i].head &&
+    m.dims.length === lists[0][i].dims.length && m.dims.length >= 2));
+  if (!sameShape) return [];
+  return lists[0].map((m0, i) => ({ ...m0, ...blockDiagonal(lists.map((l) => l[i])) }));
+}
+
+function concatInt32(arrays) {
+  const out = new Int32Array(arrays.reduce((n, a) => n + a.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    out.set(a, at);
+    at += a.length;
+  }
+  return out;
+}
+
+// Several sentence results → the whole input's result: text joined with ' ', tokens / ids / words / links
+// concatenated (word pieces and links re-indexed; target word indices into the joined text), every map
+// block-diagonal (sentence i's tokens attend only within sentence i, as they were computed).
+function combine(sentences, dropped) {
+  const out = {
+    text: sentences.map((s) => s.text).join(' '),
+    source_tokens: [], target_tokens: [], source_words: [], target_words: [], alignment: [],
+  };
+  let srcTok = 0;
+  let tgtTok = 0;
+  let srcWords = 0;
+  let tgtWords = 0;
+  let tgtChar = 0;
+  for (const s of sentences) {
+    for (const t of s.source_tokens) out.source_tokens.push(t);
+    for (const t of s.target_tokens) out.target_tokens.push(t);
+    for (const w of s.source_words) out.source_words.push({ ...w, pieces: [w.pieces[0] + srcTok, w.pieces[1] + srcTok] });
+    for (const w of s.target_words) {
+      out.target_words.push({ ...w, start: w.start + tgtChar, end: w.end + tgtChar,
+        pieces: [w.pieces[0] + tgtTok, w.pieces[1] + tgtTok] });
+    }
+    for (const [a, b] of s.alignment) out.alignment.push([a + srcWords, b + tgtWords]);
+    srcTok += s.source_tokens.length;
+    tgtTok += s.target_tokens.length;
+    srcWords += s.source_words.length;
+    tgtWords += s.target_words.length;
+    tgtChar += s.text.length + 1;
+  }
+  out.attentions = combineMaps(sentences.map((s) => s.attentions));
+  out.alignment_method = sentences[0].alignment_method;
+  out.alignment_map = blockDiagonal(sentences.map((s) => s.alignment_map));
+  out.truncated = dropped || sentences.some((s) => s.truncated);
+  out.source_ids = concatInt32(sentences.map((s) => s.source_ids));
+  out.target_ids = concatInt32(sentences.map((s) => s.target_ids));
+  out.score = sentences.reduce((n, s) => n + s.score, 0);
+  out.num_beams = sentences[0].num_beams;
+  if (sentences.every((s) => s.word_attentions)) out.word_attentions = combineMaps(sentences.map((s) => s.word_attentions));
+  out.source_start = sentences[0].source_start;
+  out.source_end = sentences.at(-1).source_end;
+  out.sentences = sentences;
+  return out;
 }
 
 function fileAsText(bundle, fileName) {
@@ -61,7 +221,7 @@ function fileAsText(bundle, fileName) {
   if (!(bytes instanceof Uint8Array)) {
     throw new Error(`attnlens: translation model ${bundle.name}: the bundle lacks ${fileName}`);
   }
-  return new TextDecoder('utf-8').decode(bytes);
+  return new TextDecoder('utf-8').decode(checkBytes(bytes, `translation model ${bundle.name}: ${fileName}`));
 }
 
 /**
@@ -82,45 +242,119 @@ export async function createTranslationPipeline(bundle, options = {}) {
   if (!(weights instanceof Uint8Array)) {
     throw new Error(`attnlens: translation model ${bundle.name}: the bundle lacks ${weightsName}`);
   }
+  const weightBytes = checkBytes(weights, `translation model ${bundle.name}: ${weightsName}`);
   const files = { [vocabName]: fileAsText(bundle, vocabName), [mergesName]: fileAsText(bundle, mergesName) };
   const configText = bundle.configText ?? JSON.stringify(config);
-  let engine = getModule().Translator.fromBundle(configText, weights, files, String(bundle.name ?? ''));
+  let engine = getModule().Translator.fromBundle(configText, weightBytes, files, String(bundle.name ?? ''));
+
+  let counter = null; // a tokenizer of the same vocabulary, to budget several sentences (made on first need)
+  const maxSource = engine.maxSourceTokens();
+
+  const engineTranslate = (text, o) => engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
+    o.coverage_beta ?? NaN, o.output_attentions ?? true, ...alignmentArgs(o));
+
+  // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
+  // indices come back as indices of the caller's input.
+  const translateSpan = (prepared, span, o) => {
+    const src = prepareSource(prepared.slice(span.start, span.end));
+    const r = engineTranslate(src.text, o);
+    return shape(r, src, span.start, identity(r.text), 0, { source_start: span.start, source_end: span.end });
+  };
 
   const translateOne = (input, o) => {
     if (typeof input !== 'string') {
-      throw new TypeError(`attnlens: translation input must be a string, got ${input === null ? 'null' : typeof input}`);
+      throw new TypeError(`attnlens: translation input must be a string, got ${describe(input)}`);
     }
-    const r = engine.translate(input, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN, o.coverage_beta ?? NaN,
-      o.output_attentions ?? true);
-    return {
+    const prepared = toWellFormed(input); // same length as input
+    const spans = splitSentences(prepared);
+    if (spans.length === 0) { // empty or white space: an empty translation
+      const r = engineTranslate('', o);
+      return { ...shape(r, identity(''), 0, identity(r.text), 0, { source_start: 0, source_end: 0 }), sentences: [] };
+    }
+    const first = translateSpan(prepared, spans[0], o);
+    if (spans.length === 1) return { ...first, sentences: [first] };
+    // Several sentences share the model's positions: whole sentences are translated, in order, while their source
+    // pieces (each with its '</s>') add up to at most maxSourceTokens; the rest is dropped (truncated: true).
+    const sentences = [first];
+    let used = first.source_tokens.length;
+    let dropped = false;
+    for (let i = 1; i < spans.length; i++) {
+      const text = prepareSource(prepared.slice(spans[i].start, spans[i].end)).text;
+      counter ??= getModule().BpeTokenizer.fromText(files[vocabName], files[mergesName]);
+      const need = counter.encode(text).ids.length + 1;
+      if (used + need > maxSource) {
+        dropped = true;
+        break;
+      }
+      const r = translateSpan(prepared, spans[i], o);
+      used += r.source_tokens.length;
+      sentences.push(r);
+    }
+    return combine(sentences, dropped);
+  };
+  const alignmentArgs = (o) => [o.alignment_method ?? '', o.alignment_extraction ?? '', o.alignment_layer ?? -1,
+    o.alignment_head ?? -1, o.word_maps ?? false];
+  // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
+  // srcBase / tgtBase are added to the mapped word indices.
+  const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
+    const out = {
       text: r.text,
       source_tokens: r.sourceTokens,
       target_tokens: r.targetTokens,
       attentions: r.attentions,
+      source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
+      target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
+      alignment: r.alignment,
+      alignment_method: r.alignmentMethod,
+      alignment_map: { dims: [r.targetWords.length, r.sourceWords.length], data: r.alignmentMap },
       truncated: r.truncated,
       source_ids: r.sourceIds,
       target_ids: r.targetIds,
       score: r.score,
       num_beams: r.numBeams,
+      ...extra,
     };
+    if (r.wordAttentions.length > 0) out.word_attentions = r.wordAttentions;
+    if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
+    return out;
   };
 
   const run = async (input, runOptions = {}) => {
     if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
     const o = { ...defaults, ...checkOptions(runOptions, TASK) };
-    if (Array.isArray(input)) return input.map((x) => translateOne(x, o));
+    if (Array.isArray(input)) {
+      input.forEach((x, i) => {
+        if (typeof x !== 'string') throw new TypeError(`attnlens: translation input [${i}] must be a string, got ${describe(x)}`);
+      });
+      return input.map((x) => translateOne(x, o));
+    }
     return translateOne(input, o);
+  };
+  run.align = async (source, target, alignOptions = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    for (const [what, v] of [['source', source], ['target', target]]) {
+      if (typeof v !== 'string') {
+        throw new TypeError(`attnlens: align() ${what} must be a string, got ${describe(v)}`);
+      }
+    }
+    const o = { ...defaults, ...checkOptions(alignOptions, `${TASK} align`) };
+    const src = prepareSource(source);
+    const tgt = prepareSource(target);
+    const r = engine.align(src.text, tgt.text, o.output_attentions ?? true, ...alignmentArgs(o));
+    return shape(r, src, 0, tgt, 0);
   };
   run.task = TASK;
   run.model = bundle.name;
   run.config = config;
   run.architecture = engine.architecture();
-  run.maxSourceTokens = engine.maxSourceTokens();
+  run.maxSourceTokens = maxSource;
   run.dispose = () => {
     if (engine !== null) {
       engine.delete();
       engine = null;
     }
+    counter?.delete();
+    counter = null;
   };
   Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
   return run;

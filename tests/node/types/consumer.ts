@@ -1,7 +1,7 @@
 // A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
 // compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
-import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES } from '../../../wasm/index.js';
-import type { Tensor, OpInfo, OpName } from '../../../wasm/index.js';
+import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline } from '../../../wasm/index.js';
+import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan } from '../../../wasm/index.js';
 
 export async function demo(): Promise<number> {
   await init({ wasmUrl: new URL('https://example.org/attnlens.wasm') });
@@ -26,4 +26,15 @@ export async function demo(): Promise<number> {
   // @ts-expect-error not an op of the catalogue
   attention.scoreBogus({ q, keys });
   return weights.data[0] + ops.length + first.length + step.data.length + text.length + words.length + simd.length;
+}
+
+// Translation results: one result per sentence, with its place in the caller's input.
+export async function sentences(): Promise<number> {
+  const translate = await pipeline('translation');
+  const out = await translate('Ein Hund rennt. Eine Katze schläft.');
+  const spans: Array<[number, number]> = (out.sentences ?? []).map((s) => [s.source_start, s.source_end]);
+  const first: TranslationSentence | undefined = out.sentences?.[0];
+  const words: WordSpan[] = first?.source_words ?? [];
+  translate.dispose();
+  return spans.length + words.length;
 }
