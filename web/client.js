@@ -81,3 +81,8 @@ export function statusUi({ progress, status, button }) {
 export function runTask(ui, task, model, input, options) {
   return call('run', { task, model, input, options }, (e) => ui.progress(e));
 }
+
+/** Forced decoding in the worker: how `model` aligns a given translation `target` of `source`. */
+export function runAlign(ui, task, model, source, target, options) {
+  return call('align', { task, model, source, target, options }, (e) => ui.progress(e));
+}

@@ -14,6 +14,9 @@ export function rampColor(t) {
   return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
 }
 
+/** Colour of word links (lines of the link view, dots on heatmaps). */
+export const LINK_COLOR = '#e8590c';
+
 export const HEAD_COLORS = ['#e8590c', '#1c7ed6', '#2f9e44', '#ae3ec9', '#f08c00', '#0c8599', '#c2255c', '#5c940d'];
 
 const FONT = '12px system-ui, sans-serif';
@@ -71,6 +74,8 @@ export class Heatmap {
 
   clear() {
     this.model = null;
+    this.canvas.dataset.dims = '';
+    this.canvas.dataset.marks = '0';
     const ctx = this.canvas.getContext('2d');
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
   }
@@ -91,6 +96,8 @@ export class Heatmap {
     const height = top + cell * rows + 4;
     const ctx = fitCanvas(this.canvas, width, height);
     this.geom = { left, top, cell, rows, cols };
+    this.canvas.dataset.dims = `${rows}x${cols}`;
+    this.canvas.dataset.marks = String(m.marks?.length ?? 0);
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, width, height);
     let max = 0;
@@ -100,6 +107,20 @@ export class Heatmap {
       for (let c = 0; c < cols; c++) {
         ctx.fillStyle = rampColor(m.data[r * cols + c] * scale);
         ctx.fillRect(left + c * cell, top + r * cell, cell - (cell > 12 ? 1 : 0), cell - (cell > 12 ? 1 : 0));
+      }
+    }
+    // Marks (word links): an orange dot with a white rim, visible on light and dark cells alike.
+    if (m.marks?.length) {
+      const rad = Math.max(3, cell * 0.2);
+      ctx.fillStyle = LINK_COLOR;
+      ctx.strokeStyle = '#fff';
+      ctx.lineWidth = 1.5;
+      for (const [r, c] of m.marks) {
+        if (r < 0 || c < 0 || r >= rows || c >= cols) continue;
+        ctx.beginPath();
+        ctx.arc(left + c * cell + (cell - 1) / 2, top + r * cell + (cell - 1) / 2, rad, 0, 2 * Math.PI);
+        ctx.fill();
+        ctx.stroke();
       }
     }
     const [cr, cc] = this.cursor ?? [-1, -1];
@@ -136,7 +157,8 @@ export class Heatmap {
     const [r, c] = this.cursor;
     const m = this.model;
     const w = m.data[r * m.colLabels.length + c];
-    this.onCursor(`${m.rowName ?? 'row'} “${m.rowLabels[r]}” → ${m.colName ?? 'column'} “${m.colLabels[c]}”: weight ${w.toFixed(3)}`);
+    const linked = m.marks?.some(([mr, mc]) => mr === r && mc === c) ? ' (linked)' : '';
+    this.onCursor(`${m.rowName ?? 'row'} “${m.rowLabels[r]}” → ${m.colName ?? 'column'} “${m.colLabels[c]}”: weight ${w.toFixed(3)}${linked}`);
   }
 
   #hover(ev) {
@@ -254,6 +276,223 @@ export class HeadView {
       ctx.textAlign = 'left';
       ctx.fillText(clipLabel(ctx, t, colW - 10), x1 + 4, yOf(i));
     });
+  }
+}
+
+/**
+ * Word links between two sentences: source words on one row, target words on another, a line per link. When the
+ * rows do not fit the width, the sentences become two columns (source left, target right) instead. Hovering a word,
+ * or focusing the canvas and using the arrow keys (along a sentence; across to the other one), highlights its links.
+ * model: { source: [text], target: [text], links: [[s, t]], weights?: (s, t) → [0, 1] (line strength),
+ *          targetProb?: [p] (a small bar under each target word), sourceName, targetName, targetNote?: (t) → text }
+ */
+export class LinkView {
+  constructor(canvas, { onCursor = () => {}, maxWidth = () => canvas.parentElement?.clientWidth || 600 } = {}) {
+    this.canvas = canvas;
+    this.onCursor = onCursor;
+    this.maxWidth = maxWidth;
+    this.model = null;
+    this.sel = null; // { side: 'source' | 'target', i }
+    canvas.tabIndex = 0;
+    canvas.addEventListener('pointermove', (ev) => {
+      if (!this.boxes) return;
+      const rect = canvas.getBoundingClientRect();
+      const hit = this.#hit(ev.clientX - rect.left, ev.clientY - rect.top);
+      if (hit && (!this.sel || hit.side !== this.sel.side || hit.i !== this.sel.i)) this.#select(hit);
+    });
+    canvas.addEventListener('pointerleave', () => {
+      if (document.activeElement === canvas) return;
+      this.#select(null);
+    });
+    canvas.addEventListener('focus', () => { if (!this.sel && this.model?.source.length) this.#select({ side: 'source', i: 0 }); });
+    canvas.addEventListener('blur', () => this.#select(null));
+    canvas.addEventListener('keydown', (ev) => this.#key(ev));
+  }
+
+  set(model) {
+    this.model = model;
+    this.sel = null;
+    this.draw();
+  }
+
+  clear() {
+    this.model = null;
+    this.boxes = null;
+    this.canvas.dataset.links = '0';
+    this.canvas.dataset.pairs = '';
+    const ctx = this.canvas.getContext('2d');
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+  }
+
+  /** Links of word i of `side`: indices into model.links. */
+  linksOf(side, i) {
+    const k = side === 'source' ? 0 : 1;
+    return this.model.links.flatMap((l, j) => (l[k] === i ? [j] : []));
+  }
+
+  draw() {
+    const m = this.model;
+    if (!m) return;
+    const FONT_W = '14px system-ui, sans-serif';
+    const BOLD_W = 'bold 14px system-ui, sans-serif';
+    const probe = this.canvas.getContext('2d');
+    probe.font = BOLD_W;
+    const widthOf = (t) => Math.ceil(probe.measureText(t).width) + 10;
+    const sw = m.source.map(widthOf);
+    const tw = m.target.map(widthOf);
+    const gap = 6;
+    const rowLen = (ws) => ws.reduce((a, b) => a + b, 0) + gap * Math.max(0, ws.length - 1);
+    const avail = Math.max(240, this.maxWidth() - 4);
+    const wordH = 24;
+    const barH = m.targetProb ? 6 : 0;
+    const pad = 6;
+    const rows = Math.max(rowLen(sw), rowLen(tw)) + 2 * pad <= avail;
+    const boxes = { source: [], target: [] };
+    let width;
+    let height;
+    if (rows) {
+      width = avail;
+      const span = Math.max(60, Math.min(130, 14 * Math.max(m.source.length, m.target.length)));
+      const place = (ws, y, side) => {
+        let x = Math.max(pad, (width - rowLen(ws)) / 2);
+        for (const w of ws) { boxes[side].push({ x, y, w, h: wordH }); x += w + gap; }
+      };
+      place(sw, pad, 'source');
+      place(tw, pad + wordH + span, 'target');
+      height = pad + wordH + span + wordH + barH + pad;
+    } else {
+      width = avail;
+      const colW = Math.min(Math.max(...sw, ...tw, 40), Math.floor(width * 0.36));
+      const rowH = wordH + barH + 4;
+      m.source.forEach((_, i) => boxes.source.push({ x: pad, y: pad + i * rowH, w: colW, h: wordH }));
+      m.target.forEach((_, i) => boxes.target.push({ x: width - pad - colW, y: pad + i * rowH, w: colW, h: wordH }));
+      height = pad * 2 + Math.max(m.source.length, m.target.length) * rowH;
+    }
+    this.boxes = boxes;
+    this.layout = rows ? 'rows' : 'columns';
+    const ctx = fitCanvas(this.canvas, width, height);
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, width, height);
+
+    const anchor = (side, i) => {
+      const b = boxes[side][i];
+      if (rows) return side === 'source' ? [b.x + b.w / 2, b.y + b.h] : [b.x + b.w / 2, b.y];
+      return side === 'source' ? [b.x + b.w, b.y + b.h / 2] : [b.x, b.y + b.h / 2];
+    };
+    const hot = this.sel ? new Set(this.linksOf(this.sel.side, this.sel.i)) : null;
+    const partner = { source: new Set(), target: new Set() };
+    if (hot) for (const j of hot) { partner.source.add(m.links[j][0]); partner.target.add(m.links[j][1]); }
+    const linked = { source: new Set(m.links.map((l) => l[0])), target: new Set(m.links.map((l) => l[1])) };
+    let drawn = 0;
+    const order = m.links.map((_, j) => j).sort((a, b) => Number(hot?.has(a) ?? 0) - Number(hot?.has(b) ?? 0));
+    ctx.lineCap = 'round';
+    for (const j of order) {
+      const [s, t] = m.links[j];
+      if (!boxes.source[s] || !boxes.target[t]) continue;
+      const [x0, y0] = anchor('source', s);
+      const [x1, y1] = anchor('target', t);
+      const strength = m.weights ? Math.max(0.35, Math.min(1, m.weights(s, t))) : 1;
+      const isHot = hot?.has(j);
+      ctx.strokeStyle = isHot ? '#c92a2a' : LINK_COLOR;
+      ctx.globalAlpha = hot ? (isHot ? 1 : 0.25) : 0.35 + 0.6 * strength;
+      ctx.lineWidth = isHot ? 3.5 : 1.5 + 1.5 * strength;
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      if (rows) {
+        const my = (y0 + y1) / 2;
+        ctx.bezierCurveTo(x0, my, x1, my, x1, y1);
+      } else {
+        const mx = (x0 + x1) / 2;
+        ctx.bezierCurveTo(mx, y0, mx, y1, x1, y1);
+      }
+      ctx.stroke();
+      drawn++;
+    }
+    ctx.globalAlpha = 1;
+    this.canvas.dataset.links = String(drawn);
+    this.canvas.dataset.pairs = m.links.map(([s, t]) => `${s}-${t}`).join(' ');
+    this.canvas.dataset.layout = this.layout;
+
+    ctx.textBaseline = 'middle';
+    for (const side of ['source', 'target']) {
+      const words = side === 'source' ? m.source : m.target;
+      words.forEach((text, i) => {
+        const b = boxes[side][i];
+        const selected = this.sel && this.sel.side === side && this.sel.i === i;
+        const isPartner = partner[side].has(i);
+        ctx.fillStyle = selected ? '#fff4e6' : isPartner ? '#fff5f5' : '#f8f9fa';
+        ctx.strokeStyle = selected || isPartner ? '#c92a2a' : linked[side].has(i) ? '#adb5bd' : '#dee2e6';
+        ctx.lineWidth = selected ? 2 : 1;
+        ctx.beginPath();
+        if (ctx.roundRect) ctx.roundRect(b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1, 4);
+        else ctx.rect(b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
+        ctx.fill();
+        ctx.stroke();
+        ctx.font = selected || isPartner ? BOLD_W : FONT_W;
+        ctx.fillStyle = selected || isPartner ? '#c92a2a' : linked[side].has(i) ? '#1d2329' : '#868e96';
+        ctx.textAlign = rows ? 'center' : side === 'source' ? 'right' : 'left';
+        const tx = rows ? b.x + b.w / 2 : side === 'source' ? b.x + b.w - 5 : b.x + 5;
+        ctx.fillText(clipLabel(ctx, text, b.w - 8), tx, b.y + b.h / 2);
+        if (side === 'target' && m.targetProb) {
+          const p = Math.max(0, Math.min(1, m.targetProb[i] ?? 0));
+          ctx.fillStyle = '#e9ecef';
+          ctx.fillRect(b.x + 2, b.y + b.h + 1, b.w - 4, barH - 2);
+          ctx.fillStyle = '#2f9e44';
+          ctx.fillRect(b.x + 2, b.y + b.h + 1, (b.w - 4) * p, barH - 2);
+        }
+      });
+    }
+  }
+
+  #hit(x, y) {
+    for (const side of ['source', 'target']) {
+      const i = this.boxes[side].findIndex((b) => x >= b.x - 3 && x <= b.x + b.w + 3 && y >= b.y - 3 && y <= b.y + b.h + 8);
+      if (i >= 0) return { side, i };
+    }
+    return null;
+  }
+
+  #select(sel) {
+    this.sel = sel;
+    this.draw();
+    if (!sel || !this.model) { this.onCursor(''); return; }
+    const m = this.model;
+    const other = sel.side === 'source' ? 'target' : 'source';
+    const k = sel.side === 'source' ? 1 : 0;
+    const names = { source: m.sourceName ?? 'source', target: m.targetName ?? 'target' };
+    const words = { source: m.source, target: m.target };
+    const partners = this.linksOf(sel.side, sel.i).map((j) => `“${words[other][m.links[j][k]]}”`);
+    const note = sel.side === 'target' && m.targetNote ? ` (${m.targetNote(sel.i)})` : '';
+    this.onCursor(`${names[sel.side]} “${words[sel.side][sel.i]}”${note} ↔ ` +
+      `${partners.length ? `${names[other]} ${partners.join(', ')}` : 'no link'}`);
+  }
+
+  #key(ev) {
+    if (!this.model) return;
+    const along = this.layout === 'rows' ? ['ArrowLeft', 'ArrowRight'] : ['ArrowUp', 'ArrowDown'];
+    const across = this.layout === 'rows' ? ['ArrowUp', 'ArrowDown'] : ['ArrowLeft', 'ArrowRight'];
+    const sel = this.sel ?? { side: 'source', i: 0 };
+    const n = (side) => (side === 'source' ? this.model.source.length : this.model.target.length);
+    let next;
+    if (along.includes(ev.key)) {
+      const d = ev.key === along[0] ? -1 : 1;
+      next = { side: sel.side, i: Math.max(0, Math.min(n(sel.side) - 1, sel.i + d)) };
+    } else if (across.includes(ev.key)) {
+      const side = ev.key === across[0] ? 'source' : 'target';
+      if (side === sel.side) next = sel;
+      else {
+        // To the first word linked to the current one, else the same position.
+        const j = this.linksOf(sel.side, sel.i)[0];
+        const i = j !== undefined ? this.model.links[j][side === 'source' ? 0 : 1] : Math.min(n(side) - 1, sel.i);
+        next = { side, i: Math.max(0, i) };
+      }
+    } else if (ev.key === 'Home' || ev.key === 'End') {
+      next = { side: sel.side, i: ev.key === 'Home' ? 0 : n(sel.side) - 1 };
+    } else {
+      return;
+    }
+    ev.preventDefault();
+    if (n(next.side) > 0) this.#select(next);
   }
 }
 

@@ -1,7 +1,9 @@
-// Translate demo: German → English with the chosen model and beam width; the alignment heatmap, a head view for
-// the Transformer, and two models' alignments side by side.
-import { Heatmap, HeadView, HEAD_COLORS } from './draw.js';
-import { runTask, statusUi } from './client.js';
+// Translate demo: German → English with the chosen model and beam width; the word links (a line per link between
+// the two sentences, dots on the heatmap), the alignment heatmap by words or BPE pieces, a head view for the
+// Transformer, align mode (how the model aligns the user's own translation, with its probability per word), and two
+// models' alignments side by side.
+import { Heatmap, HeadView, LinkView, HEAD_COLORS } from './draw.js';
+import { runTask, runAlign as runAlignTask, statusUi } from './client.js';
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
 
 // Multi30k validation sentences (the golden cases of models/de-en-transformer/golden.json).
@@ -33,32 +35,144 @@ function tokenLabels(out) {
   return { src, tgt };
 }
 
-/** The alignment matrix of a result: last layer of the cross-attention, averaged over heads. */
-function alignment(out) {
+const wordTexts = (words) => (Array.isArray(words) ? words.map((w) => w.text) : []);
+
+/** 'layer-mean 1, gdfa' / 'head 1.0, argmax' / 'cross, gdfa' → { layer, head, extraction } (0-based). */
+function parseMethod(method = '') {
+  const ml = /layer-mean (\d+)/.exec(method);
+  const mh = /head (\d+)\.(\d+)/.exec(method);
+  const extraction = /,\s*(\w+)\s*$/.exec(method)?.[1] ?? '';
+  if (mh) return { layer: Number(mh[1]), head: Number(mh[2]), extraction };
+  return { layer: ml ? Number(ml[1]) : undefined, head: undefined, extraction };
+}
+
+/** Where the links come from, in words: 'layer 2 of 3, mean of its heads' (the Transformer) or 'the cross attention'. */
+function describeSource(out, layers) {
+  const { layer, head } = parseMethod(out.alignment_method);
+  if (layer === undefined) return 'the cross attention';
+  const of = layers > 1 ? ` of ${layers}` : '';
+  return head === undefined ? `layer ${layer + 1}${of}, mean of its heads` : `layer ${layer + 1}${of}, head ${head + 1}`;
+}
+
+/** How the links were extracted from the word map. */
+function describeExtraction(out) {
+  const { extraction } = parseMethod(out.alignment_method);
+  return extraction === 'argmax' ? 'argmax: one link per English word'
+    : extraction === 'gdfa' ? 'grow-diag-final-and of both directions' : extraction;
+}
+
+/** Number of decoder layers of a result's cross attention (0 when unknown). */
+function crossLayers(out) {
+  const groups = groupMaps(out.attentions);
+  return groups.size ? groups.get(crossName(groups)).size : 0;
+}
+
+/** '(12 links from layer 2 of 3, mean of its heads; grow-diag-final-and of both directions)' */
+function linksNote(out) {
+  const n = out.alignment?.length ?? 0;
+  if (!n) return '(no links: this result has no attention maps)';
+  return `(${n} link${n > 1 ? 's' : ''} from ${describeSource(out, crossLayers(out))}; ${describeExtraction(out)})`;
+}
+
+/**
+ * The piece-level alignment heatmap: the cross attention the links were taken from (the layer, or head, named by
+ * alignment_method; else the last layer, averaged over heads), with the pieces of linked words marked.
+ */
+function pieceAlignment(out) {
   const groups = groupMaps(out.attentions);
   if (!groups.size) return null;
   const name = crossName(groups);
   const layers = groups.get(name);
-  const lastLayer = [...layers.keys()].pop();
-  const heads = layers.get(lastLayer);
+  const want = parseMethod(out.alignment_method);
+  const layer = want.layer !== undefined && layers.has(want.layer) ? want.layer : [...layers.keys()].pop();
+  let heads = layers.get(layer);
   if (!heads.length) return null;
+  const all = heads.length;
+  if (want.head !== undefined && heads[want.head]) heads = [heads[want.head]];
   const m = heads.length > 1 ? meanHeads(heads) : heads[0];
   const { src, tgt } = tokenLabels(out);
-  const note = layers.size > 1 || heads.length > 1
-    ? `(${name}, layer ${lastLayer + 1} of ${layers.size}, mean of ${heads.length} heads)`
+  const note = layers.size > 1 || all > 1
+    ? `(${name}, layer ${layer + 1} of ${layers.size}, ${heads.length > 1 ? `mean of ${heads.length} heads` : `head ${want.head + 1} of ${all}`})`
     : `(${name})`;
+  const marks = [];
+  const sw = out.source_words ?? [];
+  const tw = out.target_words ?? [];
+  for (const [s, t] of out.alignment ?? []) {
+    const [s0, s1] = sw[s]?.pieces ?? [0, 0];
+    const [t0, t1] = tw[t]?.pieces ?? [0, 0];
+    for (let r = t0; r < t1; r++) for (let c = s0; c < s1; c++) marks.push([r, c]);
+  }
   return {
     note,
     model: {
-      rowLabels: labelsFor(m.rows, tgt), colLabels: labelsFor(m.cols, src), data: m.data,
+      rowLabels: labelsFor(m.rows, tgt), colLabels: labelsFor(m.cols, src), data: m.data, marks,
       rowName: 'target', colName: 'source',
     },
   };
 }
 
+/** The word-level heatmap: alignment_map [target words × source words], the links marked. */
+function wordAlignment(out) {
+  const src = wordTexts(out.source_words);
+  const tgt = wordTexts(out.target_words);
+  const am = out.alignment_map;
+  if (!am?.data || !src.length || !tgt.length || am.data.length !== src.length * tgt.length) return null;
+  return {
+    note: `(words: ${describeSource(out, crossLayers(out))})`,
+    model: {
+      rowLabels: tgt, colLabels: src, data: am.data, marks: (out.alignment ?? []).map(([s, t]) => [t, s]),
+      rowName: 'target', colName: 'source',
+    },
+  };
+}
+
+/** Per target word: the sum of its pieces' log-probabilities (align() results only). */
+function wordLogprobs(out) {
+  const lp = out.token_logprobs;
+  if (!lp?.length || !out.target_words?.length) return null;
+  return out.target_words.map((w) => {
+    let sum = 0;
+    for (let i = w.pieces[0]; i < w.pieces[1] && i < lp.length; i++) sum += lp[i];
+    return sum;
+  });
+}
+
+/** What the link view draws for a result. */
+function linkModel(out) {
+  const source = wordTexts(out.source_words);
+  const target = wordTexts(out.target_words);
+  if (!source.length || !target.length) return null;
+  const am = out.alignment_map;
+  const ns = source.length;
+  const ok = am?.data?.length === ns * target.length;
+  const lps = wordLogprobs(out);
+  return {
+    source, target, links: (out.alignment ?? []).filter(([s, t]) => s < ns && t < target.length),
+    sourceName: 'German', targetName: 'English',
+    weights: ok ? (s, t) => am.data[t * ns + s] : undefined,
+    targetProb: lps ? lps.map((l) => Math.exp(l)) : undefined,
+    targetNote: lps ? (t) => `log p ${lps[t].toFixed(2)}, p ${Math.exp(lps[t]).toFixed(2)}` : undefined,
+  };
+}
+
+const KEY_TEXT = {
+  word: 'Darker cells: more attention from this English word (row) to that German word (column); orange dots: the links.',
+  piece: 'Darker cells: more attention from this English piece (row) to that German piece (column); orange dots: pieces of linked words.',
+};
+
 export function setupTranslate() {
   const ui = statusUi({ progress: $('tr-progress'), status: $('tr-status'), button: $('tr-run') });
-  const heatmap = new Heatmap($('tr-heatmap'), { onCursor: (t) => { $('tr-cursor').textContent = t || 'Hover a cell (or focus the map and use the arrow keys).'; } });
+  const alUi = statusUi({ progress: $('al-progress'), status: $('al-status'), button: $('al-run') });
+  const cursorText = (el, idle) => (t) => { el.textContent = t || idle; };
+  const view = (prefix, { idleMap = '', idleLinks = '' } = {}) => ({
+    heatmap: new Heatmap($(`${prefix}-heatmap`) ?? $(`${prefix}-map`), { onCursor: cursorText($(`${prefix}-cursor`), idleMap) }),
+    links: new LinkView($(`${prefix}-links`), { onCursor: cursorText($(`${prefix}-links-cursor`), idleLinks) }),
+  });
+  const idle = { idleMap: 'Hover a cell (or focus the map and use the arrow keys).',
+    idleLinks: 'Hover a word (or focus the drawing and use the arrow keys).' };
+  const main = view('tr', idle);
+  const aligned = view('al', idle);
+  const cmpViews = { a: view('cmp-a'), b: view('cmp-b') };
   const headView = new HeadView($('tr-headview'));
   const example = $('tr-example');
   for (const s of EXAMPLES) example.append(new Option(s, s));
@@ -69,14 +183,70 @@ export function setupTranslate() {
   $('cmp-a').value = 'de-en-rnn-additive';
   $('cmp-b').value = 'de-en-transformer';
 
+  // Word level (default) or BPE pieces, for every heatmap of the section and the head view.
+  const level = () => document.querySelector('input[name=tr-level]:checked')?.value ?? 'word';
+  const results = { main: null, al: null, a: null, b: null };
+
+  /** Draws a result's links and heatmap into `v`; returns the heatmap's note. */
+  function drawAlignment(v, out) {
+    const lm = linkModel(out);
+    if (lm) v.links.set(lm); else v.links.clear();
+    const a = (level() === 'word' && wordAlignment(out)) || pieceAlignment(out);
+    if (a) v.heatmap.set(a.model); else v.heatmap.clear();
+    return a ? a.note : '(this result has no attention maps)';
+  }
+
+  function setKeyLines() {
+    const text = KEY_TEXT[level()];
+    for (const id of ['tr-map-key', 'al-map-key']) $(id).querySelector('.text').textContent = text;
+    $('cmp-key').querySelector('.text').textContent = text.replace(/^Darker/, 'darker').replace(/this|that/g, 'the');
+  }
+
+  function drawMain() {
+    const out = results.main;
+    if (!out) return;
+    $('tr-map-note').textContent = drawAlignment(main, out);
+    $('tr-links-note').textContent = linksNote(out);
+    fillHeadView(out);
+  }
+
+  function drawAligned() {
+    const out = results.al;
+    if (!out) return;
+    $('al-map-note').textContent = drawAlignment(aligned, out);
+    $('al-links-note').textContent = linksNote(out);
+  }
+
+  function drawCompare(side) {
+    const out = results[side];
+    if (!out) { cmpViews[side].heatmap.clear(); cmpViews[side].links.clear(); return ''; }
+    drawAlignment(cmpViews[side], out);
+    return linksNote(out);
+  }
+
+  for (const r of document.querySelectorAll('input[name=tr-level]')) {
+    r.addEventListener('change', () => {
+      setKeyLines();
+      drawMain();
+      drawAligned();
+      for (const side of ['a', 'b']) {
+        const note = drawCompare(side);
+        if (results[side]) $(`cmp-${side}-title`).textContent = `${results[side].model} ${note}`;
+      }
+    });
+  }
+  setKeyLines();
+
   let heads = null; // { groups, src, tgt, active }
 
   function fillHeadView(out) {
-    const groups = groupMaps(out.attentions);
+    // Word level: every map merged to words (word_maps: true); pieces: the maps as computed.
+    const words = level() === 'word' && out.word_attentions?.length;
+    const groups = groupMaps(words ? out.word_attentions : out.attentions);
     const multi = [...groups.values()].some((layers) => layers.size > 1 || [...layers.values()].some((h) => h.length > 1));
     $('tr-heads-panel').hidden = !multi;
     if (!multi) { heads = null; return; }
-    const { src, tgt } = tokenLabels(out);
+    const { src, tgt } = words ? { src: wordTexts(out.source_words), tgt: wordTexts(out.target_words) } : tokenLabels(out);
     const kind = $('tr-kind');
     const prevKind = kind.value;
     kind.replaceChildren(...[...groups.keys()].map((n) => new Option(n.replace(/_/g, ' '), n)));
@@ -125,8 +295,8 @@ export function setupTranslate() {
   $('tr-kind').addEventListener('change', fillLayers);
   $('tr-layer').addEventListener('change', drawHeads);
 
-  async function translate(model, text, beams) {
-    const { output, ms } = await runTask(ui, 'translation', model, text, { num_beams: beams, output_attentions: true });
+  async function translate(model, text, beams, extra = {}) {
+    const { output, ms } = await runTask(ui, 'translation', model, text, { num_beams: beams, output_attentions: true, ...extra });
     const out = first(output);
     return { out, ms, text: out.text ?? out.translation_text ?? '' };
   }
@@ -147,26 +317,55 @@ export function setupTranslate() {
     if (!text) { ui.done('Type a German sentence first.'); return; }
     ui.busy(`Translating with ${model}…`);
     try {
-      const { out, ms, text: result } = await translate(model, text, beams);
+      const { out, ms, text: result } = await translate(model, text, beams, { word_maps: true });
       $('tr-output').textContent = result;
       $('tr-panels').hidden = false;
-      const a = alignment(out);
-      if (a) {
-        $('tr-map-note').textContent = a.note;
-        heatmap.set(a.model);
-      } else {
-        heatmap.clear();
-        $('tr-map-note').textContent = '(this result has no attention maps)';
-      }
-      fillHeadView(out);
+      results.main = { ...out, model };
+      drawMain();
       ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
     } catch (err) {
       ui.fail(err, missingText(model));
     }
   }
 
-  const cmpMaps = { a: new Heatmap($('cmp-a-map'), { onCursor: (t) => { $('cmp-a-cursor').textContent = t; } }),
-    b: new Heatmap($('cmp-b-map'), { onCursor: (t) => { $('cmp-b-cursor').textContent = t; } }) };
+  // Align mode: the model's forced decoding of the user's own translation of the German sentence above.
+  async function runAlign() {
+    const model = $('tr-model').value;
+    const source = $('tr-input').value.trim();
+    const target = $('al-target').value.trim();
+    if (!source) { alUi.fail(new Error('type a German sentence in the field above first.')); return; }
+    if (!target) { alUi.fail(new Error('type or paste your English translation first (the field is empty).')); return; }
+    alUi.busy(`Aligning your translation with ${model}…`);
+    try {
+      const { output, ms } = await runAlignTask(alUi, 'translation', model, source, target, { word_maps: true });
+      const out = first(output);
+      results.al = { ...out, model };
+      $('al-panels').hidden = false;
+      drawAligned();
+      const lps = wordLogprobs(out);
+      const mean = lps?.length ? lps.reduce((a, b) => a + b, 0) / lps.length : NaN;
+      const score = Number.isFinite(out.score) ? `log p of your translation ${out.score.toFixed(2)}` : '';
+      alUi.done(`${model}: ${score}${Number.isFinite(mean) ? ` (${mean.toFixed(2)} per word)` : ''}; ${ms.toFixed(0)} ms`);
+    } catch (err) {
+      alUi.fail(err, missingText(model));
+    }
+  }
+  $('al-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (!$('al-run').disabled) runAlign();
+  });
+  $('al-target').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      $('al-form').requestSubmit();
+    }
+  });
+  $('al-copy').addEventListener('click', () => {
+    const text = $('tr-output').textContent.trim();
+    if (text) $('al-target').value = text;
+    $('al-target').focus();
+  });
+
   $('cmp-form').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const text = $('tr-input').value.trim();
@@ -178,13 +377,13 @@ export function setupTranslate() {
       const model = $(`cmp-${side}`).value;
       $(`cmp-${side}-title`).textContent = `${model}: translating…`;
       $(`cmp-${side}-text`).textContent = '';
-      cmpMaps[side].clear();
+      results[side] = null;
+      drawCompare(side);
       try {
         const { out, text: result } = await translate(model, text, beams);
-        const a = alignment(out);
-        $(`cmp-${side}-title`).textContent = `${model} ${a ? a.note : ''}`;
+        results[side] = { ...out, model };
+        $(`cmp-${side}-title`).textContent = `${model} ${drawCompare(side)}`;
         $(`cmp-${side}-text`).textContent = result;
-        if (a) cmpMaps[side].set(a.model);
       } catch (err) {
         $(`cmp-${side}-title`).textContent = model;
         $(`cmp-${side}-text`).textContent = err.missing ? missingText(model) : `Error: ${err.message}`;
@@ -201,7 +400,8 @@ export function setupTranslate() {
   addEventListener('resize', () => {
     if (Math.abs(innerWidth - lastWidth) < 20) return;
     lastWidth = innerWidth;
-    heatmap.draw(); headView.draw(); cmpMaps.a.draw(); cmpMaps.b.draw();
+    headView.draw();
+    for (const v of [main, aligned, cmpViews.a, cmpViews.b]) { v.heatmap.draw(); v.links.draw(); }
   });
 
   return {

@@ -5,6 +5,7 @@
 // Messages in:  { id, type: 'info' }
 //               { id, type: 'load', task, model }
 //               { id, type: 'run', task, model, input, options }
+//               { id, type: 'align', task, model, source, target, options }  (translation: forced decoding of `target`)
 // Messages out: { id, type: 'progress', event }  (download progress of `load`/`run`)
 //               { id, type: 'result', value }     { id, type: 'error', message, missing }
 import { pipeline, env, init, info } from '../wasm/index.js';
@@ -56,6 +57,13 @@ self.onmessage = async ({ data }) => {
       const p = await getPipe(data.task, data.model, id);
       const t0 = performance.now();
       const out = await p(data.input, data.options ?? {});
+      const ms = performance.now() - t0;
+      self.postMessage({ id, type: 'result', value: { output: plain(out), ms } });
+    } else if (type === 'align') {
+      const p = await getPipe(data.task, data.model, id);
+      if (typeof p.align !== 'function') throw new Error(`the ${data.task} pipeline of ${data.model} has no align()`);
+      const t0 = performance.now();
+      const out = await p.align(data.source, data.target, data.options ?? {});
       const ms = performance.now() - t0;
       self.postMessage({ id, type: 'result', value: { output: plain(out), ms } });
     } else {

@@ -31,6 +31,25 @@ const SENTIMENT = [
 ];
 // One object of a shapes caption (models/training/captioning/shapes.py).
 const SHAPES_OBJ = 'a( (small|large))? (red|green|blue|yellow|purple) (circle|square|triangle)';
+// The links the page must draw: the package's own result for the same input in Node (the same WASM engine, the
+// same defaults), not the page's.
+const nodeTranslators = new Map();
+async function reference(model, source, { target, num_beams = 4 } = {}) {
+  if (!nodeTranslators.has(model)) {
+    const { pipeline } = await import('../../wasm/index.js');
+    nodeTranslators.set(model, await pipeline('translation', model));
+  }
+  const tr = nodeTranslators.get(model);
+  return target === undefined ? tr(source, { num_beams }) : tr.align(source, target);
+}
+/** The link drawing `sel` has one line per link of `ref`, the same links, and ink. */
+async function linksMatch(p, sel, ref) {
+  const drawn = await p.$eval(sel, (c) => ({ n: Number(c.dataset.links), pairs: c.dataset.pairs }));
+  assert.ok(ref.alignment.length > 0, 'the reference has links');
+  assert.equal(drawn.n, ref.alignment.length, `${sel}: one line per link`);
+  assert.equal(drawn.pairs, ref.alignment.map(([s, t]) => `${s}-${t}`).join(' '), `${sel}: the same links`);
+  assert.ok((await canvasProbe(p, sel)).color > 300, `${sel}: the links drawing has ink`);
+}
 const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
 const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
 
@@ -59,6 +78,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const tr of nodeTranslators.values()) tr.dispose();
   if (browser) await browser.close();
   server?.close();
 });
@@ -132,8 +152,10 @@ async function checkFirstSight(p, name, { lazy = false } = {}) {
     assert.ok((await canvasProbe(p, '#tr-heatmap')).color > 2000, 'the alignment heatmap has coloured cells');
     assert.ok((await canvasProbe(p, '#tr-headview')).color > 2000, 'the head view has coloured lines');
     assert.equal(await p.$eval('#tr-progress', (e) => e.value), 100, 'the progress bar went to 100');
-    assert.match(await keyLine(p, '#tr-panels .panel:first-child'),
-      /^Darker cells: more attention from this English piece \(row\) to that German piece \(column\)\.$/);
+    assert.match(await keyLine(p, '#tr-map-panel'),
+      /^Darker cells: more attention from this English word \(row\) to that German word \(column\); orange dots: the links\.$/);
+    assert.match(await keyLine(p, '#tr-links-panel'), /^Each line links a German word to the\s+English word the model aligned it with/);
+    assert.ok(Number(await p.$eval('#tr-links', (c) => c.dataset.links)) > 0, 'the word links are drawn at load');
     assert.match(await keyLine(p, '#tr-heads-panel'), /colour per head/);
   }
   await p.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
@@ -281,6 +303,7 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
     heads.push(await canvasProbe(page, '#tr-headview'));
     if (c === TRANSLATE[0]) {
       // Hover a cell: the weight is reported and the pair highlighted.
+      await page.locator('#tr-heatmap').scrollIntoViewIfNeeded();
       const box = await page.locator('#tr-heatmap').boundingBox();
       await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.7);
       assert.match(await textOf('#tr-cursor'), /weight \d\.\d{3}/);
@@ -289,6 +312,42 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
       await page.focus('#tr-heatmap');
       for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowRight', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(k);
       assert.match(await textOf('#tr-cursor'), /target “.+” → source “.+”: weight \d\.\d{3}/);
+
+      // Word links: one line per link of the result, and a dot on the heatmap per link (word level by default).
+      const ref = await reference('de-en-transformer', c.de);
+      assert.equal(ref.text, c.en);
+      await linksMatch(page, '#tr-links', ref);
+      const wordDims = `${ref.target_words.length}x${ref.source_words.length}`;
+      assert.equal(await page.$eval('#tr-heatmap', (e) => e.dataset.dims), wordDims, 'word level by default');
+      assert.equal(await page.$eval('#tr-heatmap', (e) => Number(e.dataset.marks)), ref.alignment.length);
+      // The toggle, by keyboard (a radio group): pieces, then words again.
+      await page.focus('#tr-level input[value=word]');
+      await page.keyboard.press('ArrowRight');
+      assert.equal(await page.$eval('#tr-level input[value=piece]', (e) => e.checked), true);
+      assert.equal(await page.$eval('#tr-heatmap', (e) => e.dataset.dims),
+        `${ref.target_tokens.length}x${ref.source_tokens.length}`, 'pieces: one row per target piece');
+      assert.match(await keyLine(page, '#tr-map-panel'), /English piece \(row\)/);
+      await page.locator('#tr-map-panel').screenshot({ path: path.join(ARTIFACTS, 'translate-pieces.png') });
+      assert.equal(await page.$eval('#tr-links', (e) => Number(e.dataset.links)), ref.alignment.length, 'the links stay');
+      await page.keyboard.press('ArrowLeft');
+      assert.equal(await page.$eval('#tr-heatmap', (e) => e.dataset.dims), wordDims, 'back to words');
+      // The keyboard walks the words (along a sentence, across to the other one) and reads each word's links.
+      const layout = await page.$eval('#tr-links', (c) => c.dataset.layout);
+      assert.ok(['rows', 'columns'].includes(layout), layout);
+      await page.focus('#tr-links');
+      await page.keyboard.press(layout === 'rows' ? 'ArrowRight' : 'ArrowDown');
+      assert.match(await textOf('#tr-links-cursor'), /^German “.+” ↔ (English “.+”|no link)/);
+      const plain = (await canvasProbe(page, '#tr-links')).colorHash;
+      await page.keyboard.press(layout === 'rows' ? 'ArrowDown' : 'ArrowRight');
+      assert.match(await textOf('#tr-links-cursor'), /^English “.+” ↔ (German “.+”|no link)/);
+      assert.notEqual((await canvasProbe(page, '#tr-links')).colorHash, plain, 'another word, other links highlighted');
+      // Hovering a German word does the same (the heatmap keeps its keyboard cursor for the screenshot).
+      await page.focus('#tr-heatmap');
+      for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowRight', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(k);
+      await page.locator('#tr-links').scrollIntoViewIfNeeded();
+      const lb = await page.locator('#tr-links').boundingBox();
+      await page.mouse.move(lb.x + (layout === 'rows' ? lb.width / 2 : 20), lb.y + 18);
+      assert.match(await textOf('#tr-links-cursor'), /^German “.+” ↔ /);
       await page.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'translate.png') });
     }
   }
@@ -322,9 +381,11 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
   await page.waitForFunction(() => !document.getElementById('cmp-run').disabled, null, { timeout: 90_000 });
   assert.equal(await textOf('#cmp-a-text'), TRANSLATE[1].en);
   assert.ok((await canvasProbe(page, '#cmp-a-map')).color > 2000);
+  await linksMatch(page, '#cmp-a-links', await reference('de-en-transformer', TRANSLATE[1].de));
   if (available('translation', 'de-en-rnn-additive')) {
     assert.ok((await textOf('#cmp-b-text')).length > 5);
     assert.ok((await canvasProbe(page, '#cmp-b-map')).color > 2000);
+    await linksMatch(page, '#cmp-b-links', await reference('de-en-rnn-additive', TRANSLATE[1].de));
   } else {
     assert.match(await textOf('#cmp-b-text'), /not available in this build/);
   }
@@ -347,6 +408,57 @@ test('translate: the golden beam-4 translation, its alignment, the head view, co
     assert.ok((await canvasProbe(page, '#tr-heatmap')).color > 2000, `${model}: the alignment is drawn`);
     assert.equal(await page.isVisible('#tr-headview'), false, `${model}: no head view for an RNN`);
   }
+});
+
+// Align mode: the user's own English translation, forced through the model (translate.align in the worker).
+const OWN = { de: TRANSLATE[0].de, en: 'Two kids wearing yellow coats are playing in the mud.' };
+
+test('align mode: links of a typed translation, a probability per word, clear errors, all by keyboard', { skip }, async (t) => {
+  if (!available('translation', 'de-en-transformer')) {
+    t.skip('needs the de-en-transformer bundle');
+    return;
+  }
+  await page.selectOption('#tr-model', 'de-en-transformer');
+  await page.fill('#tr-input', OWN.de);
+  // Empty target: a clear error, nothing run.
+  await page.fill('#al-target', '   ');
+  await page.focus('#al-target');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('al-status').classList.contains('error'), null, { timeout: 5_000 });
+  assert.match(await textOf('#al-status'), /English translation first/);
+  // Keyboard: type the translation, Enter aligns.
+  await page.fill('#al-target', '');
+  await page.focus('#al-target');
+  await page.keyboard.type(OWN.en);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => / ms$/.test(document.getElementById('al-status').textContent), null, { timeout: 90_000 });
+  const status = await textOf('#al-status');
+  assert.match(status, /log p of your translation -\d+\.\d\d/, status);
+  assert.equal(await page.$eval('#al-target', (e) => e.value), OWN.en, 'Enter submitted, no new line');
+  const ref = await reference('de-en-transformer', OWN.de, { target: OWN.en });
+  await linksMatch(page, '#al-links', ref);
+  assert.equal(await page.$eval('#al-heatmap', (e) => e.dataset.dims), `${ref.target_words.length}x${ref.source_words.length}`);
+  assert.ok((await canvasProbe(page, '#al-heatmap')).color > 2000, 'the heatmap is drawn');
+  // Each English word's probability: a bar in the drawing, and the number when the word is selected.
+  await page.focus('#al-links');
+  const layout = await page.$eval('#al-links', (c) => c.dataset.layout);
+  await page.keyboard.press(layout === 'rows' ? 'ArrowDown' : 'ArrowRight');
+  assert.match(await textOf('#al-links-cursor'), /^English “.+” \(log p -?\d+\.\d\d, p \d\.\d\d\) ↔ /);
+  await page.locator('#al-wrap').screenshot({ path: path.join(ARTIFACTS, 'translate-align.png') });
+  // The engine's own errors come back as text (textContent, not markup).
+  await page.fill('#al-target', `<b>dog</b> ${'dog '.repeat(400)}`);
+  await page.click('#al-run');
+  await page.waitForFunction(() => document.getElementById('al-status').classList.contains('error'), null, { timeout: 30_000 });
+  assert.match(await textOf('#al-status'), /^Error: .*at most/);
+  assert.equal(await page.$eval('#al-status', (e) => e.children.length), 0, 'no markup in the error line');
+  // "Start from the model's translation" by keyboard, then Align by keyboard.
+  await page.focus('#al-copy');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.$eval('#al-target', (e) => e.value), await textOf('#tr-output'));
+  await page.focus('#al-run');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => / ms$/.test(document.getElementById('al-status').textContent), null, { timeout: 90_000 });
+  assert.ok(Number(await page.$eval('#al-links', (c) => c.dataset.links)) > 0);
 });
 
 // One example per captioning model: the thumbnail picks the model (caption.js). A model this build does not ship
@@ -459,6 +571,13 @@ test('phone width: no horizontal scrolling, demos stay usable', { skip }, async 
     await phone.waitForFunction(() => /ms$/.test(document.getElementById('tr-status').textContent), null, { timeout: 90_000 });
     assert.ok(await overflow() <= 1, `with results the page is ${await overflow()}px wider than the phone`);
     await phone.locator('#translate').screenshot({ path: path.join(ARTIFACTS, 'phone-translate.png') });
+    assert.ok(Number(await phone.$eval('#tr-links', (c) => c.dataset.links)) > 0, 'links at 390 px');
+    await phone.fill('#al-target', 'A man with a blue backpack reads the newspaper while he waits for the subway.');
+    await phone.click('#al-run');
+    await phone.waitForFunction(() => / ms$/.test(document.getElementById('al-status').textContent), null, { timeout: 90_000 });
+    assert.ok(Number(await phone.$eval('#al-links', (c) => c.dataset.links)) > 0, 'align links at 390 px');
+    assert.ok(await overflow() <= 1, `with the alignment the page is ${await overflow()}px wider than the phone`);
+    await phone.locator('#al-wrap').screenshot({ path: path.join(ARTIFACTS, 'phone-translate-align.png') });
   }
   await phone.locator('#lab').screenshot({ path: path.join(ARTIFACTS, 'phone-lab.png') });
   await phone.close();
