@@ -10,7 +10,7 @@ from common import BOS, EOS, PAD, UNK, read_safetensors, write_safetensors
 from models import RnnAdditive, RnnGeneral, TransformerSeq2Seq
 
 KIND_OF_NAME = {"de-en-transformer": "transformer", "de-en-rnn-general": "rnn-general",
-                "de-en-rnn-additive": "rnn-additive"}
+                "de-en-rnn-additive": "rnn-additive", "de-en-general": "transformer"}
 
 
 def model_config(model):

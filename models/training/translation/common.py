@@ -1,5 +1,5 @@
 """Shared pieces of the Multi30k de->en recipes: data, the project's BPE (through attnlens-cli), batching,
-BLEU (DESIGN.md section 6) and a small safetensors reader/writer (numpy + struct; no PyPI package here).
+BLEU (docs/DESIGN.md §13) and a small safetensors reader/writer (numpy + struct; no PyPI package here).
 
 Token-id conventions (fixed by the project's BPE, src/text): <pad>=0, <unk>=1, <s>=2, </s>=3.
   source ids  = bpe(src) + [</s>]
@@ -168,7 +168,7 @@ def pad_batch(seqs, prefix=None, suffix=None):
     return out
 
 
-# ---------------------------------------------------------------- BLEU (DESIGN.md section 6)
+# ---------------------------------------------------------------- BLEU (docs/DESIGN.md §13)
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
 

@@ -4,7 +4,7 @@
   /usr/bin/python3 evaluate.py --checkpoints runs/transformer/epoch18.pt runs/transformer/epoch19.pt ... \
       --split val --beam 4 --alpha 0.6 1.0       (several alphas cost one search: alpha acts on the final choice)
 
-Metrics (DESIGN.md section 6): BLEU-4 = nltk corpus_bleu, default weights, no smoothing, x100, one hypothesis per
+Metrics (docs/DESIGN.md §13): BLEU-4 = nltk corpus_bleu, default weights, no smoothing, x100, one hypothesis per
 source line, one reference.
   bleu_lc_tok:       hypothesis and reference lowercased and split by the regex \\w+|[^\\w\\s]
   bleu_cased_detok:  the detokenized hypothesis (bpe decode) against the raw reference, case kept, same split

@@ -1,5 +1,5 @@
 """BLEU of the attnlens ENGINE (not PyTorch) over a whole Multi30k split: runs `attnlens-cli translate` on every
-source line and scores the output with the same BLEU functions as evaluate.py (common.py, DESIGN.md section 6).
+source line and scores the output with the same BLEU functions as evaluate.py (common.py, docs/DESIGN.md §13).
 No torch needed.
 
   /usr/bin/python3 evaluate_engine.py --bundle ../../de-en-transformer            # beam 4 and greedy, test2016
@@ -55,7 +55,8 @@ def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bundle", default=os.path.join(REPO, "models", "de-en-transformer"))
-    p.add_argument("--split", default="test_2016_flickr", choices=["val", "test_2016_flickr"])
+    p.add_argument("--split", default="test_2016_flickr", choices=["val", "test_2016_flickr", "tatoeba_dev"],
+                   help="tatoeba_dev: the everyday development split of general.py (2,000 Tatoeba pairs)")
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     p.add_argument("--cli", help="attnlens-cli binary (default: $ATTNLENS_CLI or build*/attnlens-cli)")
     p.add_argument("--beam", type=int, nargs="+", default=[4, 1], help="beam widths to run (1 = greedy)")
@@ -66,8 +67,14 @@ def main():
     p.add_argument("--json-out", help="append each result as one JSON line here")
     args = p.parse_args()
     cli = find_engine_cli(args.cli)
-    src = read_lines(args.data_dir, args.split, "de")
-    refs = read_lines(args.data_dir, args.split, "en")
+    if args.split == "tatoeba_dev":
+        from general import read_tatoeba, split_tatoeba
+        pairs = read_tatoeba()
+        dev = split_tatoeba(pairs)[1]
+        src, refs = [pairs[i][0] for i in dev], [pairs[i][1] for i in dev]
+    else:
+        src = read_lines(args.data_dir, args.split, "de")
+        refs = read_lines(args.data_dir, args.split, "en")
     if args.limit:
         src, refs = src[:args.limit], refs[:args.limit]
     with open(os.path.join(args.bundle, "config.json"), encoding="utf-8") as f:

@@ -18,6 +18,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bundle import KIND_OF_NAME, average_checkpoints, load_bundle, write_bundle  # noqa: E402
 from common import (BOS, DEFAULT_DATA_DIR, EOS, REPO, bpe_prefix, load_encoded, pad_batch)  # noqa: E402
+from general import corpus_dir, load_general  # noqa: E402
 from models import build_model  # noqa: E402
 
 
@@ -51,7 +52,19 @@ def main():
     extra = {"parameters": n_params,
              "training": {"recipe": "models/training/translation/train.py", "bpe_merges": targs["merges"],
                           "averaged_checkpoints": [os.path.basename(c) for c in args.checkpoints]}}
-    write_bundle(model, out_dir, args.name, bpe_prefix(targs["merges"]), args.dtype, decoding, extra)
+    general = targs.get("corpus") == "general"
+    prefix = os.path.join(corpus_dir(targs["merges"]), "joint") if general else bpe_prefix(targs["merges"])
+    if general:
+        extra["training"].update({
+            "corpus": "Multi30k train (x%d) + Tatoeba de-en (manythings.org/anki, tatoeba.org, CC-BY 2.0) minus the "
+                      "tatoeba_dev groups (general.py)" % targs["multi30k_repeat"],
+            "data_attribution": "Tatoeba sentences: tatoeba.org, via www.manythings.org/anki, CC-BY 2.0"})
+    if targs.get("align_labels"):
+        # Guided alignment (Garg et al. 2019): this head of this decoder layer was trained on word alignments.
+        extra["alignment_head"] = {"layer": targs["align_layer"] % targs["layers"], "head": targs["align_head"],
+                                   "labels": "models/training/translation/aligner.py (fast_align-style, gdfa)",
+                                   "weight": targs["align_weight"]}
+    write_bundle(model, out_dir, args.name, prefix, args.dtype, decoding, extra)
     size = sum(os.path.getsize(os.path.join(out_dir, f)) for f in ("config.json", "weights.safetensors",
                                                                    "bpe.vocab", "bpe.merges"))
     print(f"wrote {out_dir}: {n_params} parameters, {size / 1e6:.2f} MB", flush=True)
@@ -64,7 +77,10 @@ def main():
         with torch.no_grad():
             for prm in rounded.parameters():
                 prm.copy_(prm.half().float())
-    _, enc = load_encoded(targs["merges"], args.data_dir)
+    if general:
+        _, enc, _, _ = load_general(targs["merges"], args.data_dir)
+    else:
+        _, enc = load_encoded(targs["merges"], args.data_dir)
     src, tgt = enc["val"]
     n = min(args.verify_sentences, len(src))
     worst_exact, worst_f32 = 0.0, 0.0

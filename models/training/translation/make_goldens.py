@@ -37,6 +37,10 @@ def main():
     p.add_argument("--full-logits-cases", type=int, default=1)
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     p.add_argument("--cli")
+    p.add_argument("--tatoeba-cases", type=int, default=0,
+                   help="also this many everyday cases from the Tatoeba dev split (general.py), same rule")
+    p.add_argument("--examples", help="file of German sentences (one a line): PyTorch greedy and beam outputs "
+                   "stored under \"examples\" (no reference, no maps) for tests of the shipped bundle's output")
     args = p.parse_args()
     torch.set_num_threads(2)
     cli = find_cli(args.cli)
@@ -45,6 +49,7 @@ def main():
     dec = cfg["decoding"]
     src_text = read_lines(args.data_dir, "val", "de")
     ref_text = read_lines(args.data_dir, "val", "en")
+    origin = [("val", i + 1) for i in range(len(src_text))]
     src_all = bpe_encode_ids(cli, prefix, src_text)
     ref_all = bpe_encode_ids(cli, prefix, ref_text)
     picked = []
@@ -53,6 +58,22 @@ def main():
             picked.append(i)
         if len(picked) == args.cases:
             break
+    if args.tatoeba_cases:
+        from general import read_tatoeba, split_tatoeba
+        pairs = read_tatoeba()
+        dev = split_tatoeba(pairs)[1]
+        t_src, t_ref = [pairs[i][0] for i in dev], [pairs[i][1] for i in dev]
+        t_src_ids, t_ref_ids = bpe_encode_ids(cli, prefix, t_src), bpe_encode_ids(cli, prefix, t_ref)
+        base, n = len(src_text), 0
+        src_text, ref_text = src_text + t_src, ref_text + t_ref
+        src_all, ref_all = src_all + t_src_ids, ref_all + t_ref_ids
+        origin += [("tatoeba_dev", k) for k in range(len(t_src))]
+        for k in range(0, len(t_src), 97):
+            if len(t_src_ids[k]) >= 4 and len(t_src_ids[k]) + 1 <= 20 and len(t_ref_ids[k]) + 1 <= 20:
+                picked.append(base + k)
+                n += 1
+            if n == args.tatoeba_cases:
+                break
     pieces = bpe_encode_pieces(cli, prefix, [src_text[i] for i in picked])
     tensors, cases = {}, []
     worst_incremental = 0.0
@@ -97,7 +118,8 @@ def main():
         beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
                            beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"])
         g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
-        cases.append({"name": key, "val_line": i + 1, "source": src_text[i], "source_pieces": pieces[c],
+        cases.append({"name": key, origin[i][0] + ("_line" if origin[i][0] == "val" else "_index"): origin[i][1],
+                      "source": src_text[i], "source_pieces": pieces[c],
                       "source_ids": src_ids, "reference": ref_text[i], "target_in_ids": tgt_in,
                       "target_out_ids": ref_all[i] + [EOS], "full_logits": c < args.full_logits_cases,
                       "attentions": maps,
@@ -110,6 +132,23 @@ def main():
                            "beam": {k: dec[k] for k in ("num_beams", "alpha", "coverage_penalty_beta",
                                                          "max_len_a", "max_len_b")}},
               "cases": cases}
+    if args.examples:
+        with open(args.examples, encoding="utf-8") as f:
+            sentences = [line.rstrip("\n") for line in f if line.strip()]
+        examples = []
+        for sent, ids in zip(sentences, bpe_encode_ids(cli, prefix, sentences)):
+            src_ids = ids + [EOS]
+            with torch.no_grad():
+                greedy = greedy_batch(model, torch.tensor([src_ids]), max_len_a=dec["max_len_a"],
+                                      max_len_b=dec["max_len_b"])[0]
+                beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
+                                   beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"],
+                                   max_len_b=dec["max_len_b"])
+            g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
+            examples.append({"source": sent, "greedy": {"ids": greedy, "text": g_text},
+                             f"beam{dec['num_beams']}": {"ids": beam, "text": b_text}})
+            print(f"  example: {sent}\n    greedy: {g_text}\n    beam:   {b_text}", flush=True)
+        golden["examples"] = examples
     with open(os.path.join(args.bundle, "golden.json"), "w") as f:
         json.dump(golden, f, indent=1, ensure_ascii=False)
         f.write("\n")

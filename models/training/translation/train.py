@@ -6,7 +6,7 @@
 
 Checkpoints: runs/<run>/last.pt (resume point, also written mid-epoch when --max-minutes runs out) and
 runs/<run>/epoch<N>.pt (weights after epoch N, for selection and averaging). runs/<run>/history.jsonl holds one
-line per epoch: train loss, val loss, val greedy BLEU (DESIGN.md convention), wall-clock seconds.
+line per epoch: train loss, val loss, val greedy BLEU (docs/DESIGN.md §13), wall-clock seconds.
 Selection uses val only; the test set is never read here.
 """
 import argparse
@@ -64,6 +64,17 @@ def parse_args(argv=None):
     p.add_argument("--val-bleu-from", type=int, default=1, help="first epoch whose val greedy BLEU is computed")
     p.add_argument("--lr-scale", type=float, help="on --resume: set the plateau step-size factor (e.g. 1.0)")
     p.add_argument("--smoke", action="store_true", help="code check only: 3 batches per epoch, 40 val sentences")
+    p.add_argument("--corpus", choices=("multi30k", "general"), default="multi30k",
+                   help="general = Multi30k train + Tatoeba (general.py); selection on val + tatoeba_dev")
+    p.add_argument("--multi30k-repeat", type=int, default=2, help="general corpus: copies of Multi30k train")
+    p.add_argument("--allow-partial-epoch", action="store_true",
+                   help="start an epoch even when it cannot end within the budget (last.pt keeps the partial epoch)")
+    p.add_argument("--init-from", help="warm start from a bundle of the same architecture (transformer): every "
+                   "tensor copied; embedding rows mapped by piece string (init_from_bundle)")
+    p.add_argument("--align-labels", help="guided alignment (Garg et al. 2019): labels from align_labels.py")
+    p.add_argument("--align-weight", type=float, default=0.3, help="weight of the alignment loss")
+    p.add_argument("--align-layer", type=int, default=-2, help="decoder layer of the alignment head (python index)")
+    p.add_argument("--align-head", type=int, default=0, help="cross-attention head supervised by the labels")
     args = p.parse_args(argv)
     for k, v in DEFAULTS[args.model].items():
         if getattr(args, k, None) is None:
@@ -83,6 +94,45 @@ def lr_at(args, step, scale=1.0):
         step = max(step, 1)
         return args.lr * min(step / args.warmup, math.sqrt(args.warmup / step))
     return args.lr * scale
+
+
+def init_from_bundle(model, bundle_dir, prefix, cli):
+    """Warm start: copy every tensor of a trained bundle into `model` (same shapes required) except the shared
+    embedding, whose rows are mapped by piece: a piece of the new vocabulary that exists in the old one takes its
+    row; any other takes the mean of the old rows of the pieces the OLD tokenizer splits its text into (the marker
+    kept, so a word-initial piece maps to word-initial old pieces); pieces with no old pieces keep their init."""
+    from bundle import load_bundle
+    from common import bpe_encode_pieces
+    old, _ = load_bundle(bundle_dir)
+    old_sd, new_sd = old.state_dict(), model.state_dict()
+    for k, v in old_sd.items():
+        if k != "embed.weight":
+            if k not in new_sd or new_sd[k].shape != v.shape:
+                raise SystemExit(f"--init-from: tensor {k} {tuple(v.shape)} does not fit the new model")
+            new_sd[k] = v.clone()
+    with open(os.path.join(bundle_dir, "bpe.vocab"), encoding="utf-8") as f:
+        old_vocab = {p.rstrip("\n"): i for i, p in enumerate(f)}
+    with open(prefix + ".vocab", encoding="utf-8") as f:
+        new_vocab = [p.rstrip("\n") for p in f]
+    old_e, new_e = old_sd["embed.weight"], new_sd["embed.weight"].clone()
+    exact, composed = 0, 0
+    rest = [(i, p) for i, p in enumerate(new_vocab) if p not in old_vocab]
+    for i, p in enumerate(new_vocab):
+        if p in old_vocab:
+            new_e[i] = old_e[old_vocab[p]]
+            exact += 1
+    texts = [p.replace("\u2581", " ").strip() or "_" for _, p in rest]
+    for (i, p), pieces in zip(rest, bpe_encode_pieces(cli, os.path.join(bundle_dir, "bpe"), texts)):
+        if not p.startswith("\u2581") and pieces and pieces[0].startswith("\u2581") and len(pieces[0]) > 1:
+            pieces[0] = pieces[0][1:]  # a word-internal piece: prefer the unmarked old piece when it exists
+        ids = [old_vocab[q] for q in pieces if q in old_vocab and old_vocab[q] > 3]
+        if ids:
+            new_e[i] = old_e[ids].mean(0)
+            composed += 1
+    new_sd["embed.weight"] = new_e
+    model.load_state_dict(new_sd)
+    print(f"init from {bundle_dir}: all layers copied; embedding rows: {exact} exact pieces, {composed} composed "
+          f"from old pieces, {len(new_vocab) - exact - composed} left at their init", flush=True)
 
 
 def evaluate_val(model, enc_val, prefix, cli, refs, batch_sents=100, bleu=True):
@@ -118,16 +168,31 @@ def main():
     run_dir = os.path.join(RUNS_DIR, args.run)
     os.makedirs(run_dir, exist_ok=True)
     cli = find_cli(args.cli)
-    prefix, enc = load_encoded(args.merges, args.data_dir, cli)
+    dev_sets = []  # (name, encoded pairs, references); selection uses the mean greedy BLEU over them
+    origin = None
+    if args.corpus == "general":
+        from general import load_general
+        prefix, enc, text, origin = load_general(args.merges, args.data_dir, cli, args.multi30k_repeat)
+        dev_sets.append(("tatoeba_dev", enc["tatoeba_dev"], list(text["tatoeba_dev"][1])))
+    else:
+        prefix, enc = load_encoded(args.merges, args.data_dir, cli)
     vocab = vocab_size(prefix)
     val_refs = read_lines(args.data_dir, "val", "en")
+    dev_sets.insert(0, ("val", enc["val"], val_refs))
+    align_labels = None
+    if args.align_labels:
+        from align_labels import load_labels
+        align_labels = load_labels(args.align_labels, origin, len(enc["train"][0]))
+        print(f"guided alignment: layer {args.align_layer} head {args.align_head} weight {args.align_weight}, "
+              f"{sum(1 for x in align_labels if x)} labelled training pairs", flush=True)
     if args.smoke:
         enc = dict(enc)
         enc["train"] = (enc["train"][0][:300], enc["train"][1][:300])
-        enc["val"] = (enc["val"][0][:40], enc["val"][1][:40])
-        val_refs = val_refs[:40]
+        dev_sets = [(n, (e[0][:40], e[1][:40]), r[:40]) for n, e, r in dev_sets]
     set_seed(args.seed)
     model = build_model(args.model, vocab, model_args(args))
+    if args.init_from and not args.resume:
+        init_from_bundle(model, args.init_from, prefix, cli)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "lr_scale": 1.0, "best_bleu": -1.0,
@@ -152,6 +217,10 @@ def main():
                     "model_cfg": model.cfg, "kind": args.model}, last_path + ".tmp")
         os.replace(last_path + ".tmp", last_path)
 
+    import signal
+    stop_requested = []
+    signal.signal(signal.SIGUSR1, lambda *_: stop_requested.append(1))  # stop cleanly after this batch
+
     t_start = time.time()
     budget = args.max_minutes * 60.0
     if args.stop_at:
@@ -168,7 +237,8 @@ def main():
         # An epoch that cannot end inside the budget would only leave a partial epoch (no epoch checkpoint to
         # select or average): stop before it, judging by the last full epoch's duration (training + val).
         last_epoch = state.get("last_epoch_seconds")
-        if state["step_in_epoch"] == 0 and last_epoch and time.time() - t_start + last_epoch > budget:
+        if (state["step_in_epoch"] == 0 and last_epoch and time.time() - t_start + last_epoch > budget
+                and not args.allow_partial_epoch):
             save_last()
             print(f"stopping before epoch {epoch + 1}: it would not end within the time budget "
                   f"(last epoch took {last_epoch:.0f}s); continue with --resume", flush=True)
@@ -179,7 +249,7 @@ def main():
         t_epoch = time.time()
         loss_sum, tok_sum = 0.0, 0
         for bi in range(state["step_in_epoch"], len(batches)):
-            if time.time() - t_start > budget:
+            if time.time() - t_start > budget or stop_requested:
                 stop = True
                 break
             idx = batches[bi]
@@ -188,9 +258,14 @@ def main():
             to = pad_batch([train_tgt[i] for i in idx], suffix=EOS)
             for g in opt.param_groups:
                 g["lr"] = lr_at(args, state["global_step"] + 1, state["lr_scale"])
-            logits, _ = model(s, ti)
+            logits, attns = model(s, ti)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
                                    label_smoothing=args.label_smoothing)
+            if align_labels is not None:
+                from align_labels import alignment_loss
+                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head],
+                                        [align_labels[i] for i in idx])
+                loss = loss + args.align_weight * a_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if args.clip > 0:
@@ -202,19 +277,21 @@ def main():
             state["global_step"] += 1
             state["step_in_epoch"] = bi + 1
             if bi % 50 == 0:
-                print(f"epoch {epoch + 1} batch {bi}/{len(batches)} loss {float(loss):.3f} "
+                extra = f" align {float(a_loss):.3f}" if align_labels is not None else ""
+                print(f"epoch {epoch + 1} batch {bi}/{len(batches)} loss {float(loss):.3f}{extra} "
                       f"lr {opt.param_groups[0]['lr']:.2e} {time.time() - t_epoch:.0f}s", flush=True)
         state["train_seconds"] += time.time() - t_epoch
         if stop:
             save_last()
-            print(f"time budget of {args.max_minutes} min spent: saved {last_path} (epoch {epoch + 1}, "
+            print(f"stopped (time budget of {args.max_minutes} min or SIGUSR1): saved {last_path} (epoch {epoch + 1}, "
                   f"batch {state['step_in_epoch']}/{len(batches)}); continue with --resume", flush=True)
             break
         t_val = time.time()
-        if epoch + 1 >= args.val_bleu_from:
-            val_loss, val_bleu = evaluate_val(model, enc["val"], prefix, cli, val_refs)
-        else:
-            val_loss, val_bleu = evaluate_val(model, enc["val"], prefix, cli, val_refs, bleu=False)
+        dev_scores = {}
+        for name, pairs, refs in dev_sets:
+            dev_scores[name] = evaluate_val(model, pairs, prefix, cli, refs, bleu=epoch + 1 >= args.val_bleu_from)
+        val_loss = sum(v[0] for v in dev_scores.values()) / len(dev_scores)
+        val_bleu = sum(v[1] for v in dev_scores.values()) / len(dev_scores)
         state["epoch"] = epoch + 1
         state["step_in_epoch"] = 0
         if epoch + 1 < args.val_bleu_from:
@@ -231,7 +308,10 @@ def main():
         state["last_epoch_seconds"] = time.time() - t_epoch
         save_last()
         rec = {"epoch": epoch + 1, "train_loss": loss_sum / max(tok_sum, 1), "val_loss": val_loss,
-               "val_greedy_bleu": val_bleu, "epoch_seconds": time.time() - t_epoch,
+               "val_greedy_bleu": val_bleu,
+               **{f"{n}_loss": v[0] for n, v in dev_scores.items() if len(dev_scores) > 1},
+               **{f"{n}_greedy_bleu": v[1] for n, v in dev_scores.items() if len(dev_scores) > 1},
+               "epoch_seconds": time.time() - t_epoch,
                "val_seconds": time.time() - t_val, "train_seconds_total": state["train_seconds"],
                "lr_scale": state["lr_scale"], "global_step": state["global_step"]}
         with open(os.path.join(run_dir, "history.jsonl"), "a") as f:
