@@ -11,7 +11,7 @@
 // Captioning (bench_captioning): images/s, encoder and decoder separately, natively and in WASM (--no-captioning).
 //
 //   node bench/run.mjs [--reps N] [--json FILE] [--no-build]
-// Speed numbers come from here, never from timed unit tests (DESIGN.md section 6).
+// Speed numbers come from here, never from timed unit tests (docs/DESIGN.md §12).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

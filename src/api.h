@@ -4,7 +4,7 @@
 // handles for anything that keeps state between calls, and every failure reported as attnlens::Error with a
 // message a person can act on (never an abort).
 //
-// The attention catalogue (DESIGN.md section 3) is exposed through one uniform entry, run_op(): an op takes named
+// The attention catalogue (docs/DESIGN.md §3) is exposed through one uniform entry, run_op(): an op takes named
 // input tensors and JSON params and returns named output tensors. The names are exactly those of the golden files
 // tests/goldens/attention/<op>.json, so one generic test (C++, Node) drives every op, and a binding does not grow
 // with the catalogue. list_ops() describes each op (formula, paper, inputs) for the attention lab and the CLI.

@@ -1,4 +1,4 @@
-// Image captioning API (DESIGN.md issue 4): pixels of any size → caption, with the attention over the encoder grid
+// Image captioning API (docs/DESIGN.md §7): pixels of any size → caption, with the attention over the encoder grid
 // for every generated word. The whole path runs in the engine:
 //   image::preprocess (alpha over white, bilinear half-pixel resize to 224×224, x/127.5 − 1; image/preprocess.h)
 //   → models::MobileNetV2 (grid 7×7×1280) → models::ShowAttendTell (greedy or beam search).

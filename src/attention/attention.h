@@ -1,4 +1,4 @@
-// attnlens attention catalogue: every mechanism of DESIGN.md §3 as free functions over row-major float
+// attnlens attention catalogue: every mechanism of docs/DESIGN.md §3 as free functions over row-major float
 // buffers (pointer + sizes; the caller owns every output buffer). Each op returns or writes its attention
 // weights, because drawing them is the point. Masks use 1 = attend, 0 = masked. Bad arguments throw
 // attnlens::Error.

@@ -26,7 +26,7 @@ void parallel_co_attention(const ParallelCoAttentionWeights& w, const float* v, 
                            std::size_t t, float* affinity, float* a_v, float* a_q, float* v_hat,
                            float* q_hat);
 
-// max-pooled co-attention (the pooling alternative DESIGN.md §3 lists beside Lu's; as in dos Santos et al.
+// max-pooled co-attention (the pooling alternative docs/DESIGN.md §3 lists beside Lu's; as in dos Santos et al.
 // 2016, "Attentive Pooling Networks", §2.2): the same affinity C = tanh(Qᵀ W_b V), and each side's attention
 // is the softmax of C's maxima along the other side:
 //   a^v_n = softmax_n(max_t C_tn),   a^q_t = softmax_t(max_n C_tn),   v̂ = Σ a^v_n v_n,   q̂ = Σ a^q_t q_t

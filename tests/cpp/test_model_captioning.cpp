@@ -4,7 +4,7 @@
 //   - the Show-Attend-Tell decoder (a seeded random tiny one over the real encoder): greedy logits, attention and
 //     gates per step, greedy and beam (3) tokens and attention;
 //   - bad input: empty, 1×1, 8000×8000, grey, fully transparent, short buffers, broken bundles.
-// Tolerance: abs ≤ 1e-4 or rel ≤ 1e-3 (DESIGN.md section 6).
+// Tolerance: abs ≤ 1e-4 or rel ≤ 1e-3 (docs/DESIGN.md §12).
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-"""Flickr8k caption quality: BLEU-1..4 (nltk corpus_bleu, all 5 references, DESIGN.md section 6 conventions).
+"""Flickr8k caption quality: BLEU-1..4 (nltk corpus_bleu, all 5 references, docs/DESIGN.md §13 conventions).
 
 Two modes:
   --bundle models/flickr8k-mobilenet : the shipped bundle end to end; the encoder runs from the bundle's weights

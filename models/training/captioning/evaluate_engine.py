@@ -1,5 +1,5 @@
 """Flickr8k caption quality of the ENGINE (native attnlens-cli, no PyTorch): BLEU-1..4 over the 1000 test images
-against their 5 references (DESIGN.md section 6: nltk corpus_bleu, default weights, no smoothing, text lowercased
+against their 5 references (docs/DESIGN.md §13: nltk corpus_bleu, default weights, no smoothing, text lowercased
 and split by \\w+|[^\\w\\s], one hypothesis per image). This is the number for MODEL_CARD.md.
 
   cmake --build build --target attnlens-cli

@@ -1,4 +1,4 @@
-"""Caption text conventions shared by training, evaluation and export (DESIGN.md section 6).
+"""Caption text conventions shared by training, evaluation and export (docs/DESIGN.md §13).
 
 tokenize: lowercase, then the regex \\w+|[^\\w\\s] (so "dog." -> ["dog", "."]); the same split is used for the
 model vocabulary and for BLEU. Vocabulary = <pad>, <start>, <end>, <unk>, then training-caption words with count

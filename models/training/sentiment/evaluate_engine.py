@@ -7,7 +7,7 @@ Every one of the 872 dev sentences is sent, one per line, to `attnlens-cli senti
 tokenizes the raw line with the engine's SST-2 tokenizer (src/text/words.h) and classifies it alone (no padding),
 exactly like a user's text. dev.tsv is already tokenized; the script also counts the lines whose engine tokens
 differ from the file's own space-split tokens (0 expected) so a tokenizer change cannot go unnoticed. With
---pretokenized the file's tokens are passed as they are instead. Accuracy = share of exact labels (DESIGN.md).
+--pretokenized the file's tokens are passed as they are instead. Accuracy = share of exact labels (docs/DESIGN.md §13).
 
 Default data: ../shared/data relative to the repo root (--data-dir to override). Writes nothing unless --json.
 """
