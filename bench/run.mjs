@@ -99,7 +99,7 @@ const both = (row) => (row ? `${fmt(row.gflops)} (${fmt(row.gflops_best ?? row.g
 // (bench/cpp/bench_translation.cpp). Input: ../shared/data/multi30k/test_2016_flickr.de.gz when present, else the
 // committed golden sentences of models/de-en-transformer. --translation-limit N translates the first N only;
 // --no-translation skips this part, --no-kernels the GEMM part.
-const TRANSLATION_MODELS = ['de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'];
+const TRANSLATION_MODELS = ['de-en-general', 'de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'];
 
 async function translationInput() {
   const { gunzipSync } = await import('node:zlib');

@@ -238,7 +238,11 @@ export interface LoadOptions {
   local_files_only?: boolean;
   /** Where bundle names are looked up for this call (default env.modelBaseUrl). */
   model_base_url?: string | URL;
-  /** Keep downloaded files in the browser's Cache API (default env.useBrowserCache). */
+  /**
+   * Keep downloaded files in the browser's Cache API (default env.useBrowserCache). Node has no Cache API: there a
+   * `globalThis.caches` supplied by the host is used only with `cache: true`. Cached copies are checked against the
+   * bundle's manifest.json like downloads; one that fails is deleted and fetched again.
+   */
   cache?: boolean;
   /** Passed to init() when the module is not loaded yet. */
   wasm?: InitOptions;
@@ -450,9 +454,10 @@ export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 's
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;
 
-/** Task names and their bundled models. */
-export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[] }>;
-export const TASKS: Readonly<Record<TaskName, { defaultModel: string; models: string[] }>>;
+/** Task names and their bundled models; `inPackage`: the models the npm tarball carries (the others live in the
+ * repository's models/ folder: point env.modelBaseUrl at a copy of it). */
+export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[]; inPackage: string[] }>;
+export const TASKS: Readonly<Record<TaskName, { defaultModel: string; models: string[]; notPackaged?: string[] }>>;
 
 /** Where bundles are found and how they are cached (global settings). */
 export const env: {
@@ -465,5 +470,9 @@ export const env: {
   allowRemoteModels: boolean;
 };
 
-/** Fetches config.json and every file it names. */
+/**
+ * Fetches manifest.json (when the bundle has one), config.json and every file it names, checking each file's length
+ * and SHA-256 against the manifest before returning it; a file that does not match rejects with an Error naming the
+ * model and the file.
+ */
 export function loadBundle(model: ModelRef, options?: LoadOptions): Promise<Bundle>;

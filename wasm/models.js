@@ -12,6 +12,13 @@
 // A string with a '/' (or a URL object) is a bundle folder itself: './models/sst2-selfattn/', 'https://…/', or in Node a
 // filesystem path. In Node, file: locations are read with node:fs; elsewhere fetch() is used, and in browsers the
 // responses are kept in the Cache API (env.cacheName) so that a reload works offline.
+//
+// Verified files (docs/DESIGN.md §5): a bundle's manifest.json (written by scripts/bundle-digests.mjs) lists the byte
+// length and SHA-256 of config.json and of every file config.json names. loadBundle() reads it first and checks each
+// file against it before anything parses it: length first ("truncated: got N of M bytes"), then the digest
+// (WebCrypto, crypto.subtle). A cached copy that fails is deleted and fetched again once; a manifest that came from the
+// cache and disagrees is fetched again too, and the bundle re-checked against it once. Only verified bytes are put in
+// the cache. A bundle without manifest.json (third-party bundles) loads as before, with a one-time console warning.
 const isNode =
   typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
   typeof process.versions.node === 'string' && typeof window === 'undefined';
@@ -103,7 +110,10 @@ async function readNodeFile(url) {
 
 async function openCache(options) {
   const wanted = options.cache ?? env.useBrowserCache;
-  if (!wanted || isNode || typeof caches === 'undefined') return null;
+  if (!wanted || typeof caches === 'undefined' || caches === null) return null;
+  // Node has no Cache API of its own; one provided by the host (a polyfill, a test's fake) is used only when a call
+  // asks for it with `cache: true`.
+  if (isNode && options.cache !== true) return null;
   try {
     return await caches.open(env.cacheName);
   } catch {
@@ -137,20 +147,32 @@ async function readBody(response, onChunk) {
   return out;
 }
 
-async function fetchFile(url, { cache, options, onChunk, onTotal }) {
+// Reads one file: node:fs for file: URLs, else the Cache API (unless skipCache), else fetch(). Nothing is cached
+// here: the caller puts a network copy in the cache once it has passed the manifest check (putInCache).
+// Returns { bytes, source: 'file' | 'cache' | 'network' }.
+async function fetchFile(url, { cache, options, onChunk, onTotal, skipCache = false }) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new Error(`attnlens: cannot read ${url.href} outside Node; serve the models over http(s)`);
     const bytes = await readNodeFile(url);
     onTotal(bytes.length);
     onChunk(bytes.length);
-    return bytes;
+    return { bytes, source: 'file' };
   }
-  if (cache) {
-    const hit = await cache.match(url.href);
+  if (cache && !skipCache) {
+    let hit;
+    try {
+      hit = await cache.match(url.href);
+    } catch {
+      hit = undefined;
+    }
     if (hit) {
       const n = Number(hit.headers.get('content-length')) || 0;
       if (n) onTotal(n);
-      return readBody(hit, onChunk);
+      try {
+        return { bytes: await readBody(hit, onChunk), source: 'cache' };
+      } catch {
+        await dropFromCache(cache, url); // an unreadable cached copy: fetched again below
+      }
     }
   }
   if (options.local_files_only || !env.allowRemoteModels) {
@@ -158,7 +180,7 @@ async function fetchFile(url, { cache, options, onChunk, onTotal }) {
   }
   let response;
   try {
-    response = await fetch(url.href);
+    response = await fetch(url.href, skipCache ? { cache: 'reload' } : undefined);
   } catch (err) {
     throw new Error(`attnlens: fetching ${url.href} failed (${err.message}); check the model name and env.modelBaseUrl`);
   }
@@ -167,15 +189,153 @@ async function fetchFile(url, { cache, options, onChunk, onTotal }) {
   }
   const n = Number(response.headers.get('content-length')) || 0;
   if (n) onTotal(n);
-  const bytes = await readBody(response, onChunk);
-  if (cache) {
+  return { bytes: await readBody(response, onChunk), source: 'network' };
+}
+
+async function putInCache(cache, url, bytes) {
+  if (!cache) return;
+  try {
+    await cache.put(url.href, new Response(bytes, { headers: { 'content-length': String(bytes.length) } }));
+  } catch {
+    // A full or unavailable cache only costs the next download.
+  }
+}
+
+async function dropFromCache(cache, url) {
+  if (!cache) return;
+  try {
+    await cache.delete(url.href);
+  } catch {
+    // nothing more to do: the copy is not used either way
+  }
+}
+
+const MANIFEST = 'manifest.json';
+const warned = new Set();
+function warnOnce(key, message) {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.warn(message);
+}
+
+// A manifest check failed: the retry logic below tells these from other errors.
+const MISMATCH = Symbol('attnlens.mismatch');
+function mismatch(message) {
+  const err = new Error(message);
+  err[MISMATCH] = true;
+  return err;
+}
+
+/** Parses and checks manifest.json: {"format": "attnlens-manifest", "version": 1, "files": {name: {sha256, bytes}}}. */
+export function parseManifest(bytes, name = 'bundle') {
+  const where = `attnlens: model ${name}: ${MANIFEST}`;
+  let doc;
+  try {
+    doc = JSON.parse(new TextDecoder('utf-8').decode(bytes));
+  } catch (err) {
+    throw new Error(`${where} is not valid JSON (${err.message})`);
+  }
+  if (doc === null || typeof doc !== 'object' || doc.format !== 'attnlens-manifest') {
+    throw new Error(`${where} is not an attnlens manifest (expected "format": "attnlens-manifest")`);
+  }
+  if (doc.version !== 1) throw new Error(`${where} has version ${JSON.stringify(doc.version)}; this package reads version 1`);
+  if (doc.files === null || typeof doc.files !== 'object' || Array.isArray(doc.files)) {
+    throw new Error(`${where}: "files" must be an object`);
+  }
+  const files = {};
+  for (const [file, entry] of Object.entries(doc.files)) {
+    checkFileName(file, `a file of ${MANIFEST}`);
+    if (entry === null || typeof entry !== 'object' || typeof entry.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sha256) ||
+        !Number.isSafeInteger(entry.bytes) || entry.bytes < 0) {
+      throw new Error(`${where}: the entry of ${file} must be {"sha256": 64 lower-case hex digits, "bytes": a byte count}`);
+    }
+    files[file] = { sha256: entry.sha256, bytes: entry.bytes };
+  }
+  return { format: doc.format, version: doc.version, files };
+}
+
+async function sha256Hex(bytes) {
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
+  let hex = '';
+  for (const b of digest) hex += b.toString(16).padStart(2, '0');
+  return hex;
+}
+
+// null when `bytes` are the file the manifest describes, else what is wrong (without the model's name).
+async function checkAgainst(file, bytes, entry) {
+  if (bytes.length < entry.bytes) return `${file} is truncated: got ${bytes.length} of ${entry.bytes} bytes`;
+  if (bytes.length > entry.bytes) return `${file} has ${bytes.length} bytes, ${entry.bytes} expected by its manifest`;
+  if (!globalThis.crypto?.subtle) {
+    // Browsers offer WebCrypto only in secure contexts (https, localhost): elsewhere only the lengths are checked.
+    warnOnce('no-subtle', 'attnlens: crypto.subtle is not available (a page served over plain http?): model files are checked ' +
+      'by length only, not by SHA-256; serve the page over https or from localhost');
+    return null;
+  }
+  const got = await sha256Hex(bytes);
+  return got === entry.sha256 ? null : `${file} does not match its manifest (sha256 ${got}, expected ${entry.sha256})`;
+}
+
+// Reads manifest.json: from the cache first (unless `fresh`), else from the folder or server. Returns
+// { manifest, bytes, source } or null when the bundle has none (or, offline, none can be had: then with a warning).
+async function fetchManifest(baseUrl, { name, cache, options, fresh = false }) {
+  const url = new URL(MANIFEST, baseUrl);
+  const noCheck = 'its files are loaded without a SHA-256 check (see "Verified model files" in the attnlens README)';
+  if (url.protocol === 'file:') {
+    if (!isNode) throw new Error(`attnlens: cannot read ${url.href} outside Node; serve the models over http(s)`);
+    const fsName = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsName);
+    let bytes;
     try {
-      await cache.put(url.href, new Response(bytes, { headers: { 'content-length': String(bytes.length) } }));
+      bytes = new Uint8Array(await readFile(url));
+    } catch (err) {
+      if (err.code === 'ENOENT') {
+        warnOnce(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
+        return null;
+      }
+      throw new Error(`attnlens: cannot read model file ${url.pathname} (${err.code ?? err.message})`);
+    }
+    return { manifest: parseManifest(bytes, name), bytes, source: 'file' };
+  }
+  if (cache && !fresh) {
+    let hit;
+    try {
+      hit = await cache.match(url.href);
     } catch {
-      // A full or unavailable cache only costs the next download.
+      hit = undefined;
+    }
+    if (hit) {
+      const bytes = new Uint8Array(await hit.arrayBuffer());
+      try {
+        return { manifest: parseManifest(bytes, name), bytes, source: 'cache' };
+      } catch {
+        await dropFromCache(cache, url); // a damaged cached manifest: fetch it again below
+      }
     }
   }
-  return bytes;
+  if (options.local_files_only || !env.allowRemoteModels) {
+    if (fresh) return null;
+    warnOnce(`local:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} is not in the local cache: ${noCheck}`);
+    return null;
+  }
+  let response;
+  try {
+    response = await fetch(url.href, fresh ? { cache: 'reload' } : undefined);
+  } catch (err) {
+    if (fresh) return null;
+    warnOnce(`offline:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} could not be fetched (${err.message}): ${noCheck}`);
+    return null;
+  }
+  if (response.status === 404 || response.status === 410) {
+    if (!fresh) warnOnce(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
+    return null;
+  }
+  if (!response.ok) {
+    throw new Error(`attnlens: fetching ${url.href} failed with HTTP ${response.status}; check the model name and env.modelBaseUrl`);
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const manifest = parseManifest(bytes, name);
+  await putInCache(cache, url, bytes);
+  return { manifest, bytes, source: 'network' };
 }
 
 function isLoadedBundle(model) {
@@ -210,34 +370,86 @@ export async function loadBundle(model, options = {}) {
     }
   };
 
-  const configBytes = await fetchFile(new URL('config.json', baseUrl), { cache, options, onChunk() {}, onTotal() {} });
-  const configText = new TextDecoder('utf-8', { fatal: false }).decode(configBytes);
-  let config;
+  // One pass: the manifest, config.json, then every file config.json names, each checked before it is used. When a
+  // check fails and the manifest itself came from the cache, it may be the stale one: a second pass fetches the
+  // manifest again and, when it differs, checks everything against it (copies fetched in the first pass are reused).
+  const fetched = new Map();
+  const onePass = async (manifestInfo) => {
+    const manifest = manifestInfo?.manifest ?? null;
+    const hint = baseUrl.protocol === 'file:'
+      ? 'the file may be cut off, or changed without refreshing manifest.json (node scripts/bundle-digests.mjs)'
+      : 'the download may be cut off or stale';
+    const getFile = async (file, hooks) => {
+      const url = new URL(file, baseUrl);
+      const entry = manifest ? manifest.files[file] : undefined;
+      if (manifest && !entry) throw mismatch(`attnlens: model ${name}: ${file} is not listed in its ${MANIFEST}`);
+      const read = async (skipCache) => {
+        hooks.reset();
+        const got = await fetchFile(url, { cache, options, onChunk: hooks.onChunk, onTotal: hooks.onTotal, skipCache });
+        if (got.source === 'network') fetched.set(url.href, got);
+        return got;
+      };
+      let got = fetched.get(url.href) ?? await read(false);
+      if (!entry) {
+        if (got.source === 'network') await putInCache(cache, url, got.bytes);
+        return got.bytes;
+      }
+      let problem = await checkAgainst(file, got.bytes, entry);
+      if (problem && got.source === 'cache') {
+        await dropFromCache(cache, url); // a partial or stale cached copy: never used, fetched once more
+        if (options.local_files_only || !env.allowRemoteModels) {
+          throw mismatch(`attnlens: model ${name}: the cached ${problem} (deleted; remote models are disabled, so it cannot be fetched again)`);
+        }
+        got = await read(true);
+        problem = await checkAgainst(file, got.bytes, entry);
+      }
+      if (problem) throw mismatch(`attnlens: model ${name}: ${problem}: ${hint}`);
+      if (got.source === 'network') await putInCache(cache, url, got.bytes);
+      return got.bytes;
+    };
+    const noHooks = { reset() {}, onChunk() {}, onTotal() {} };
+    const configBytes = await getFile('config.json', noHooks);
+    const configText = new TextDecoder('utf-8', { fatal: false }).decode(configBytes);
+    let config;
+    try {
+      config = JSON.parse(configText);
+    } catch (err) {
+      throw new Error(`attnlens: ${name}/config.json is not valid JSON (${err.message})`);
+    }
+    const names = bundleFileNames(config);
+    const totals = Object.fromEntries(names.map((f) => [f, 0]));
+    const loaded = Object.fromEntries(names.map((f) => [f, 0]));
+    const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+    report({ status: 'initiate', files: names });
+    const files = {};
+    await Promise.all(names.map(async (file) => {
+      files[file] = await getFile(file, {
+        reset: () => { loaded[file] = 0; },
+        onTotal: (n) => { totals[file] = n; },
+        onChunk: (n) => {
+          loaded[file] += n;
+          const total = Math.max(sum(totals), sum(loaded));
+          report({ status: 'progress', file, loaded: sum(loaded), total, progress: total ? (100 * sum(loaded)) / total : 0 });
+        },
+      });
+      report({ status: 'done', file });
+    }));
+    report({ status: 'ready', loaded: sum(loaded), total: sum(loaded), progress: 100 });
+    return { config, configText, files };
+  };
+
+  const manifestInfo = await fetchManifest(baseUrl, { name, cache, options });
+  let result;
   try {
-    config = JSON.parse(configText);
+    result = await onePass(manifestInfo);
   } catch (err) {
-    throw new Error(`attnlens: ${name}/config.json is not valid JSON (${err.message})`);
+    if (!err[MISMATCH] || manifestInfo?.source !== 'cache') throw err;
+    const fresh = await fetchManifest(baseUrl, { name, cache, options, fresh: true });
+    const same = fresh && fresh.bytes.length === manifestInfo.bytes.length && fresh.bytes.every((b, i) => b === manifestInfo.bytes[i]);
+    if (!fresh || same) throw err;
+    result = await onePass(fresh);
   }
-  const names = bundleFileNames(config);
-  const totals = Object.fromEntries(names.map((f) => [f, 0]));
-  const loaded = Object.fromEntries(names.map((f) => [f, 0]));
-  const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
-  report({ status: 'initiate', files: names });
-  const files = {};
-  await Promise.all(names.map(async (file) => {
-    files[file] = await fetchFile(new URL(file, baseUrl), {
-      cache,
-      options,
-      onTotal: (n) => { totals[file] = n; },
-      onChunk: (n) => {
-        loaded[file] += n;
-        const total = Math.max(sum(totals), sum(loaded));
-        report({ status: 'progress', file, loaded: sum(loaded), total, progress: total ? (100 * sum(loaded)) / total : 0 });
-      },
-    });
-    report({ status: 'done', file });
-  }));
-  report({ status: 'ready', loaded: sum(loaded), total: sum(loaded), progress: 100 });
+  const { config, configText, files } = result;
   const out = { name: config.name ?? name, url: baseUrl.href, config, configText, files };
   // A bundle that shares another one (the captioners name their image encoder: "encoder": {"bundle":
   // "mobilenet-v2-imagenet"}) gets it loaded from the sibling folder ../<name>/ as `bundle.encoder`.

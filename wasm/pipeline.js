@@ -7,7 +7,10 @@
 // This file only resolves the task and the bundle; each task lives in wasm/pipelines/<task>.js, loaded on first use
 // (a static import() string, so bundlers split it out), and turns the bundle's bytes into an engine object.
 import { init } from './core.js';
-import { loadBundle } from './models.js';
+import { loadBundle, env } from './models.js';
+
+const PACKAGE_MODELS = new URL('../models/', import.meta.url).href;
+const isDefaultBase = (options) => (options.model_base_url ?? env.modelBaseUrl) === PACKAGE_MODELS;
 
 export const TASKS = Object.freeze({
   'sentiment-analysis': {
@@ -16,8 +19,10 @@ export const TASKS = Object.freeze({
     load: async () => (await import('./pipelines/sentiment.js')).createSentimentPipeline,
   },
   translation: {
-    defaultModel: 'de-en-transformer',
-    models: ['de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'],
+    defaultModel: 'de-en-general',
+    models: ['de-en-general', 'de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'],
+    // In the repository (and the page) but not in the npm tarball, to keep the package small; package.json "files".
+    notPackaged: ['de-en-rnn-general', 'de-en-rnn-additive'],
     load: async () => (await import('./pipelines/translation.js')).createTranslationPipeline,
   },
   'image-to-text': {
@@ -56,7 +61,15 @@ export async function pipeline(task, model, options = {}) {
     throw new Error(`attnlens: the ${name} task is not available in this build of the package (${err.message})`);
   });
   loadFactory.catch(() => {}); // reported below, after the bundle's own checks
-  const bundle = await loadBundle(model ?? spec.defaultModel, options);
+  const modelName = model ?? spec.defaultModel;
+  const bundle = await loadBundle(modelName, options).catch((err) => {
+    if (typeof modelName === 'string' && spec.notPackaged?.includes(modelName) && isDefaultBase(options)) {
+      throw new Error(`attnlens: model "${modelName}" is not shipped in the npm package (it keeps the package small); ` +
+        `copy models/${modelName}/ from the attnlens repository and point env.modelBaseUrl (or the model_base_url option) ` +
+        `at the folder that holds it (${err.message})`, { cause: err });
+    }
+    throw err;
+  });
   if (typeof bundle.config.task === 'string' && bundle.config.task !== name) {
     throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${name}`);
   }
@@ -64,7 +77,10 @@ export async function pipeline(task, model, options = {}) {
   return factory(bundle, factoryOptions);
 }
 
-/** Task names and their bundled models, for choosers in apps. */
+/** Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. */
 export function listTasks() {
-  return Object.entries(TASKS).map(([task, spec]) => ({ task, defaultModel: spec.defaultModel, models: [...spec.models] }));
+  return Object.entries(TASKS).map(([task, spec]) => ({
+    task, defaultModel: spec.defaultModel, models: [...spec.models],
+    inPackage: spec.models.filter((m) => !spec.notPackaged?.includes(m)),
+  }));
 }

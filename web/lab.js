@@ -115,7 +115,8 @@ export function setupLab() {
     for (const m of MECHANISMS) {
       const box = document.createElement('article');
       box.className = m.legend ? 'mech-x' : 'mech';
-      box.innerHTML = '<h3></h3><p class="formula"></p><div class="knobs"></div><div class="bars"></div><p class="legend"></p>';
+      const part = (tag, className = '') => Object.assign(document.createElement(tag), { className });
+      box.append(part('h3'), part('p', 'formula'), part('div', 'knobs'), part('div', 'bars'), part('p', 'legend'));
       box.querySelector('h3').textContent = `${m.name} — ${m.paper}`;
       box.querySelector('.formula').textContent = m.formula;
       m.values = {};

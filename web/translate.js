@@ -3,11 +3,18 @@
 // Transformer, align mode (how the model aligns the user's own translation, with its probability per word), and two
 // models' alignments side by side.
 import { Heatmap, HeadView, LinkView, HEAD_COLORS } from './draw.js';
-import { runTask, runAlign as runAlignTask, statusUi } from './client.js';
+import { runTask, runAlign as runAlignTask, statusUi, errorText } from './client.js';
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
 
-// Multi30k validation sentences (the golden cases of models/de-en-transformer/golden.json).
+// Everyday German (the "examples" of models/de-en-general/golden.json), then Multi30k validation sentences (the
+// golden cases of models/de-en-transformer/golden.json).
 export const EXAMPLES = [
+  'Kannst du mir bitte helfen?',
+  'Wie geht es dir?',
+  'Ich habe morgen keine Zeit.',
+  'Der Zug hat zehn Minuten Verspätung.',
+  'Ein Mann fährt mit dem Fahrrad über eine Brücke.',
+  'Das Wetter ist heute schön.',
   'Zwei Kinder mit gelben Jacken spielen im Schlamm.',
   'Ein Mann in Blau fährt mit einem Fahrrad auf einer Piste.',
   'Ein Mann mit einem blauen Rucksack liest die Zeitung, während er auf die U-Bahn wartet.',
@@ -20,6 +27,7 @@ export const EXAMPLES = [
 ];
 
 const MODELS = [
+  ['de-en-general', 'General Transformer'],
   ['de-en-transformer', 'Transformer'],
   ['de-en-rnn-additive', 'GRU + additive'],
   ['de-en-rnn-general', 'LSTM + general'],
@@ -386,7 +394,7 @@ export function setupTranslate() {
         $(`cmp-${side}-text`).textContent = result;
       } catch (err) {
         $(`cmp-${side}-title`).textContent = model;
-        $(`cmp-${side}-text`).textContent = err.missing ? missingText(model) : `Error: ${err.message}`;
+        $(`cmp-${side}-text`).textContent = err.missing ? missingText(model) : errorText(err);
         $(`cmp-${side}-text`).className = `result small ${err.missing ? 'missing' : 'error'}`;
         continue;
       }

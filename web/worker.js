@@ -6,13 +6,52 @@
 //               { id, type: 'load', task, model }
 //               { id, type: 'run', task, model, input, options }
 //               { id, type: 'align', task, model, source, target, options }  (translation: forced decoding of `target`)
+//               { id, type: 'debug-crash', mode }  (only when loaded as worker.js?test-hooks=1, i.e. from a page opened
+//               with ?test-hooks=1: the next run/align fails on purpose; mode 'throw' | 'trap' | 'hang')
 // Messages out: { id, type: 'progress', event }  (download progress of `load`/`run`)
-//               { id, type: 'result', value }     { id, type: 'error', message, missing }
+//               { id, type: 'result', value }     { id, type: 'error', message, missing, fatal }
+//               { type: 'csp-violation', text }   (a Content-Security-Policy violation in the worker)
+// `fatal`: a WebAssembly trap (RuntimeError, e.g. an abort in the engine) or running out of memory; the module may
+// be in a broken state, so the page (client.js) terminates this worker and starts a new one.
 import { pipeline, env, init, info } from '../wasm/index.js';
 
 env.modelBaseUrl = new URL('../models/', self.location.href).href;
 
 const pipes = new Map();
+
+const TEST_HOOKS = new URL(self.location.href).searchParams.get('test-hooks') === '1';
+let crashNext = null; // test hooks: how the next run/align request fails
+
+// A WebAssembly module whose only function executes `unreachable`: calling it is a real trap (WebAssembly.RuntimeError),
+// as when the engine aborts.
+const TRAP_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0,
+  10, 5, 1, 3, 0, 0, 11]);
+
+function debugCrash(mode) {
+  if (mode === 'throw') {
+    // An uncaught error in the worker: the page gets an 'error' event and this request never answers.
+    setTimeout(() => { throw new Error('debug-crash: an uncaught error in the worker'); });
+    return new Promise(() => {});
+  }
+  if (mode === 'trap') {
+    new WebAssembly.Instance(new WebAssembly.Module(TRAP_WASM)).exports.f();
+  }
+  if (mode === 'hang') {
+    const end = Date.now() + 10 * 60_000; // busy until the page terminates the worker (bounded, just in case)
+    while (Date.now() < end) { /* spin */ }
+  }
+  throw new Error(`debug-crash: unknown mode ${mode}`);
+}
+
+// Fatal: the module may be broken after a trap, and a heap that grew to its limit never shrinks.
+function isFatal(err) {
+  return err instanceof WebAssembly.RuntimeError ||
+    /out of memory|allocation failed|Cannot enlarge memory|Memory\.grow|bad_alloc/i.test(String(err?.message ?? err));
+}
+
+self.addEventListener('securitypolicyviolation', (e) => {
+  self.postMessage({ type: 'csp-violation', text: `${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} in ${e.sourceFile}:${e.lineNumber}` });
+});
 
 function getPipe(task, model, id) {
   const key = `${task}|${model}`;
@@ -53,6 +92,14 @@ self.onmessage = async ({ data }) => {
     } else if (type === 'load') {
       const p = await getPipe(data.task, data.model, id);
       self.postMessage({ id, type: 'result', value: { model: p.model, config: plain(p.config) } });
+    } else if (type === 'debug-crash' && TEST_HOOKS) {
+      if (!['throw', 'trap', 'hang'].includes(data.mode)) throw new Error(`debug-crash: unknown mode ${data.mode}`);
+      crashNext = data.mode;
+      self.postMessage({ id, type: 'result', value: { armed: data.mode } });
+    } else if ((type === 'run' || type === 'align') && crashNext) {
+      const mode = crashNext;
+      crashNext = null;
+      await debugCrash(mode);
     } else if (type === 'run') {
       const p = await getPipe(data.task, data.model, id);
       const t0 = performance.now();
@@ -70,6 +117,9 @@ self.onmessage = async ({ data }) => {
       throw new Error(`unknown message type ${type}`);
     }
   } catch (err) {
-    self.postMessage({ id, type: 'error', message: String(err?.message ?? err), missing: isMissing(err) });
+    const fatal = isFatal(err);
+    const message = String(err?.message ?? err);
+    self.postMessage({ id, type: 'error', message: fatal ? `${err?.name ?? 'Error'}: ${message}` : message,
+      missing: !fatal && isMissing(err), fatal });
   }
 };

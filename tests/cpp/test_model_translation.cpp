@@ -177,23 +177,53 @@ void check_search_case(const attnlens::models::Seq2SeqModel& model, const nlohma
 
 }  // namespace
 
-TEST_CASE("translation: Transformer parity with PyTorch on the 20 golden sentences (logits, every map)") {
-  const auto bundle = attnlens::io::Bundle::load(source_path("models/de-en-transformer"));
-  const attnlens::models::TransformerSeq2Seq model(bundle);
-  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
-  const auto golden = attnlens::io::SafeTensors::load(source_path("models/de-en-transformer/golden.safetensors"));
-  REQUIRE(golden_json["cases"].size() >= 20);
-  for (const auto& c : golden_json["cases"]) {
-    CAPTURE(c["name"].get<std::string>());
-    check_teacher_forced_case(model, c, golden, model.vocab_size());
+TEST_CASE("translation: Transformer parity with PyTorch on the golden sentences (logits, every map)") {
+  // de-en-transformer: 20 Multi30k val sentences; de-en-general: 20 val + 10 everyday Tatoeba dev sentences.
+  for (const char* name : {"de-en-transformer", "de-en-general"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("models/") + name);
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    const attnlens::models::TransformerSeq2Seq model(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    const auto golden = attnlens::io::SafeTensors::load(dir + "/golden.safetensors");
+    REQUIRE(golden_json["cases"].size() >= 20);
+    for (const auto& c : golden_json["cases"]) {
+      CAPTURE(c["name"].get<std::string>());
+      check_teacher_forced_case(model, c, golden, model.vocab_size());
+    }
   }
 }
 
 TEST_CASE("translation: Transformer greedy and beam-4 outputs equal the PyTorch decoder's") {
-  const auto bundle = attnlens::io::Bundle::load(source_path("models/de-en-transformer"));
-  const attnlens::models::TransformerSeq2Seq model(bundle);
-  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
-  for (const auto& c : golden_json["cases"]) check_search_case(model, c, golden_json["decoding"]);
+  for (const char* name : {"de-en-transformer", "de-en-general"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("models/") + name);
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    const attnlens::models::TransformerSeq2Seq model(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    for (const auto& c : golden_json["cases"]) check_search_case(model, c, golden_json["decoding"]);
+  }
+}
+
+TEST_CASE("translation: de-en-general translates the everyday examples exactly as its PyTorch original") {
+  // golden.json "examples": everyday German (models/training/translation/examples_everyday.de) decoded by PyTorch
+  // from this bundle, greedy and beam 4 — the shipped bundle's output, not hand-written English.
+  const std::string dir = source_path("models/de-en-general");
+  const auto tr = attnlens::api::Translator::load(dir);
+  const auto golden_json = read_json(dir + "/golden.json");
+  REQUIRE(golden_json["examples"].size() >= 5);
+  for (const auto& e : golden_json["examples"]) {
+    const std::string src = e["source"].get<std::string>();
+    CAPTURE(src);
+    attnlens::api::TranslationParams greedy;
+    greedy.num_beams = 1;
+    greedy.output_attentions = false;
+    CHECK(tr->translate(src, greedy).text == e["greedy"]["text"].get<std::string>());
+    attnlens::api::TranslationParams beam;  // the bundle's defaults: beam 4
+    const auto r = tr->translate(src, beam);
+    CHECK(r.text == e["beam4"]["text"].get<std::string>());
+    CHECK(r.target_ids == ids_of(e["beam4"]["ids"]));
+  }
 }
 
 TEST_CASE("translation: RNN parity with PyTorch on tiny random bundles (additive GRU, general LSTM)") {

@@ -152,7 +152,7 @@ TEST_CASE("links: argmax per target word, and grow-diag-final-and of both direct
 }
 
 TEST_CASE("align: forced decoding equals PyTorch teacher forcing on every shipped translator's goldens") {
-  for (const char* name : {"de-en-transformer", "de-en-rnn-general", "de-en-rnn-additive"}) {
+  for (const char* name : {"de-en-general", "de-en-transformer", "de-en-rnn-general", "de-en-rnn-additive"}) {
     CAPTURE(name);
     const std::string dir = source_path(std::string("models/") + name);
     const auto tr = attnlens::api::Translator::load(dir);
@@ -201,6 +201,8 @@ TEST_CASE("align: forced decoding equals PyTorch teacher forcing on every shippe
       CHECK(!r.target_words.empty());
       CHECK(!r.alignment.empty());
       CHECK(r.alignment_map.size() == r.source_words.size() * r.target_words.size());
+      // The guided model's default links come from its trained alignment head (config.json "alignment").
+      if (std::string(name) == "de-en-general") CHECK(r.alignment_method == "head 1.0, gdfa");
       ++cases;
     }
     CHECK(cases >= 5);

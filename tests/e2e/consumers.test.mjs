@@ -12,10 +12,11 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems } from './helpers.mjs';
+import { TASKS } from '../../wasm/pipeline.js';
 
 // The consumers translate 'Zwei Kinder mit gelben Jacken spielen im Schlamm.' (tests/consumers/*): PyTorch's beam-4
-// output for it is a case of the bundle's goldens.
-const GOLDEN_TRANSLATION = JSON.parse(readFileSync(path.join(ROOT, 'models', 'de-en-transformer', 'golden.json'), 'utf8'))
+// output for it is a case of the default translator's goldens (de-en-general).
+const GOLDEN_TRANSLATION = JSON.parse(readFileSync(path.join(ROOT, 'models', 'de-en-general', 'golden.json'), 'utf8'))
   .cases.find((c) => c.source === 'Zwei Kinder mit gelben Jacken spielen im Schlamm.').beam4.text;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -87,9 +88,12 @@ test('npm pack: the tarball holds the module, the types and the default models',
     const f = `package/wasm/pipelines/${taskModule[task]}.js`;
     if (existsSync(path.join(ROOT, f.slice('package/'.length)))) assert.ok(listing.includes(f), `${f} is in the tarball`);
   }
+  const notPackaged = Object.values(TASKS).flatMap((t) => t.notPackaged ?? []);
   for (const name of readdirSync(path.join(ROOT, 'models'))) {
     if (!hasBundle(name)) continue;
-    assert.ok(listing.includes(`package/models/${name}/config.json`), `bundle ${name} is in the tarball`);
+    const inTarball = listing.some((f) => f.startsWith(`package/models/${name}/`));
+    if (notPackaged.includes(name)) assert.ok(!inTarball, `bundle ${name} stays out of the tarball`);
+    else assert.ok(listing.includes(`package/models/${name}/config.json`), `bundle ${name} is in the tarball`);
   }
   assert.ok(!listing.some((f) => /golden|training|\.py$|tests\//.test(f)), 'no goldens, training code or tests');
   const mb = statSync(tarball).size / 1e6;
@@ -105,7 +109,10 @@ test('a fresh Node 20 project imports { pipeline } from "attnlens" and runs each
   const results = JSON.parse(out.trim().split('\n').pop());
   assert.equal(results[0].info.simd, 'wasm-simd128');
   assert.match(results[0].modelBaseUrl, /node_modules\/attnlens\/models\/$/, 'models default to the package folder');
-  checkResults(results, 'node consumer');
+  const notPackaged = results.filter((r) => r.notPackaged);
+  assert.deepEqual(notPackaged.map((r) => r.model).sort(), Object.values(TASKS).flatMap((t) => t.notPackaged ?? []).sort());
+  for (const r of notPackaged) assert.match(r.error, /not shipped in the npm package.*env\.modelBaseUrl/, r.model);
+  checkResults(results.filter((r) => !r.notPackaged), 'node consumer');
   assert.ok(results.some((r) => r.task === 'sentiment-analysis' && !r.error), 'sentiment ran');
 });
 

@@ -66,6 +66,21 @@ export function watchProblems(page, { allow = () => false } = {}) {
 }
 
 /**
+ * Reports every Content-Security-Policy violation of `page`'s documents into `problems` (as 'CSP violation: …'). Call
+ * it before page.goto. Violations inside the inference worker reach the page's console through client.js, which
+ * watchProblems() records.
+ */
+export async function watchCsp(page, problems) {
+  await page.exposeFunction('__attnlensReportCsp', (text) => problems.push(`CSP violation: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__attnlensReportCsp(`${e.effectiveDirective || e.violatedDirective} blocked ${e.blockedURI || '(inline)'} ` +
+        `at ${e.sourceFile || '?'}:${e.lineNumber}`);
+    });
+  });
+}
+
+/**
  * Pixel statistics of a canvas. `ink`: pixels that are not near-white (labels included); `color`: saturated pixels
  * (max − min channel > 40), i.e. the attention drawing itself — heatmap cells, head-view lines — and not the grey
  * text of the labels; `hash` / `colorHash`: cheap hashes of all pixels / of the saturated ones only.

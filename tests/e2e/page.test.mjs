@@ -1,13 +1,15 @@
 // The page (web/) end to end in headless Chromium: each demo on a fixed input, the text or label it must produce,
 // attention drawings that have ink and change when the input changes, the worker keeping the page responsive,
-// keyboard use, phone width, an offline reload, and no console error anywhere. Screenshots go to
-// tests/e2e/artifacts/ (the README shows copies of them).
+// keyboard use, phone width, an offline reload, and no console error anywhere. The page runs under the strict
+// Content-Security-Policy that scripts/serve.mjs sends, and every test fails on a CSP violation; user text typed
+// into the page is never markup; a worker that crashes, traps or hangs is restarted with a message. Screenshots go
+// to tests/e2e/artifacts/ (the README shows copies of them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { serve } from '../../scripts/serve.mjs';
-import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems, canvasProbe } from './helpers.mjs';
+import { serve, CSP } from '../../scripts/serve.mjs';
+import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems, watchCsp, canvasProbe } from './helpers.mjs';
 
 const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
   : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)` : false;
@@ -15,16 +17,20 @@ const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=
 // Expected outputs come from the PyTorch goldens (the beam-4 outputs in models/de-en-transformer/golden.json, written
 // by the recipe's make_goldens.py with the bundle's own decoding defaults) and the SST-2 labels of
 // models/sst2-*/golden.json, never from the engine.
-const goldenBeam4 = (de, model = 'de-en-transformer') => {
+const goldenBeam4 = (de, model = 'de-en-general') => {
   const file = path.join(ROOT, 'models', model, 'golden.json');
-  const c = JSON.parse(readFileSync(file, 'utf8')).cases.find((x) => x.source === de);
+  const g = JSON.parse(readFileSync(file, 'utf8'));
+  const c = [...g.cases, ...(g.examples ?? [])].find((x) => x.source === de);
   if (!c) throw new Error(`no golden case for ${JSON.stringify(de)} in ${file}`);
   return c.beam4.text;
 };
+// The page's first sight: the default model (de-en-general) on its first example, an everyday sentence.
+const FIRST = { de: 'Kannst du mir bitte helfen?', en: goldenBeam4('Kannst du mir bitte helfen?') };
+// Tests that pick de-en-transformer in the form use its goldens.
 const TRANSLATE = [
   'Zwei Kinder mit gelben Jacken spielen im Schlamm.',
   'Ein Mann in Blau fährt mit einem Fahrrad auf einer Piste.',
-].map((de) => ({ de, en: goldenBeam4(de) }));
+].map((de) => ({ de, en: goldenBeam4(de, 'de-en-transformer') }));
 const SENTIMENT = [
   { text: "it 's a charming and often affecting journey .", label: 'POSITIVE', words: 9 },
   { text: 'unflinchingly bleak and desperate', label: 'NEGATIVE', words: 4 },
@@ -73,6 +79,7 @@ before(async () => {
   browser = await launch({ width: 1280, height: 900 });
   page = browser.context.pages()[0] ?? (await browser.context.newPage());
   problems = watchProblems(page, { allow: allowMissing });
+  await watchCsp(page, problems);
   await page.goto(url);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
 });
@@ -144,13 +151,15 @@ async function checkFirstSight(p, name, { lazy = false } = {}) {
   const scrollTo = (sel) => p.$eval(sel, (e) => e.scrollIntoView({ block: 'start' }));
 
   const trStatus = await waitForRun(p, '#tr-status');
-  if (!available('translation', 'de-en-transformer')) {
+  if (!available('translation', 'de-en-general')) {
     assert.match(trStatus, /not available in this build/);
   } else {
-    assert.equal(await p.$eval('#tr-input', (e) => e.value), TRANSLATE[0].de, 'the first example');
-    assert.equal(await text('#tr-output'), TRANSLATE[0].en, 'its beam-4 translation, shown without a click');
+    assert.equal(await p.$eval('#tr-input', (e) => e.value), FIRST.de, 'the first example, an everyday sentence');
+    assert.equal(await text('#tr-output'), FIRST.en, 'its beam-4 translation, shown without a click');
     assert.ok((await canvasProbe(p, '#tr-heatmap')).color > 2000, 'the alignment heatmap has coloured cells');
-    assert.ok((await canvasProbe(p, '#tr-headview')).color > 2000, 'the head view has coloured lines');
+    // Non-blank: the first example is a short everyday sentence (7 pieces), whose head view at 390 px has ~1,800
+    // coloured pixels; a blank canvas has none.
+    assert.ok((await canvasProbe(p, '#tr-headview')).color > 1000, 'the head view has coloured lines');
     assert.equal(await p.$eval('#tr-progress', (e) => e.value), 100, 'the progress bar went to 100');
     assert.match(await keyLine(p, '#tr-map-panel'),
       /^Darker cells: more attention from this English word \(row\) to that German word \(column\); orange dots: the links\.$/);
@@ -206,18 +215,24 @@ test('first sight at 1440 px and at 390 px: the same, models load only when seen
   for (const [width, height] of [[1440, 900], [390, 844]]) {
     const p = await browser.context.newPage();
     const pageProblems = watchProblems(p, { allow: allowMissing });
-    await p.setViewportSize({ width, height });
-    await p.goto(url);
-    await checkFirstSight(p, `first-sight-${width}`, { lazy: true });
-    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 1, `${width} px: the page is ${overflow}px wider than the window`);
-    // Keyboard: the heatmap drawn at load takes focus and reads a weight with the arrow keys.
-    if (available('translation', 'de-en-transformer')) {
-      await p.focus('#tr-heatmap');
-      await p.keyboard.press('ArrowDown');
-      assert.match(await p.$eval('#tr-cursor', (e) => e.textContent), /weight \d\.\d{3}/);
+    await watchCsp(p, pageProblems);
+    // Closed even when a check fails: a tab left open would put the main page in the background (rAF throttled to
+    // 1 Hz, which the frame-gap check of the translate test would then see).
+    try {
+      await p.setViewportSize({ width, height });
+      await p.goto(url);
+      await checkFirstSight(p, `first-sight-${width}`, { lazy: true });
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `${width} px: the page is ${overflow}px wider than the window`);
+      // Keyboard: the heatmap drawn at load takes focus and reads a weight with the arrow keys.
+      if (available('translation', 'de-en-transformer')) {
+        await p.focus('#tr-heatmap');
+        await p.keyboard.press('ArrowDown');
+        assert.match(await p.$eval('#tr-cursor', (e) => e.textContent), /weight \d\.\d{3}/);
+      }
+    } finally {
+      await p.close();
     }
-    await p.close();
     assert.deepEqual(pageProblems, [], `${width} px`);
   }
 });
@@ -555,9 +570,136 @@ async function captionMechanics() {
   }
 }
 
+// Strict CSP (scripts/serve.mjs): the page, its worker and its service worker get the header; the page has no inline
+// script, style or event handler, builds no HTML from strings, and the Emscripten glue needs no eval. Violations are
+// collected by watchCsp() on every page of this file (and fail its problems check).
+test('strict Content-Security-Policy: sent with the page and its scripts, nothing inline, no eval', { skip }, async () => {
+  const directives = Object.fromEntries(CSP.split(/;\s*/).map((d) => { const [k, ...v] = d.split(/\s+/); return [k, v]; }));
+  assert.deepEqual(directives['script-src'], ["'self'", "'wasm-unsafe-eval'"]);
+  assert.deepEqual(directives['style-src'], ["'self'"]);
+  assert.deepEqual(directives['object-src'], ["'none'"]);
+  assert.doesNotMatch(CSP, /'unsafe-eval'|'unsafe-inline'|'unsafe-hashes'|\*/); // 'wasm-unsafe-eval' is not 'unsafe-eval'
+  for (const file of ['', 'index.html', 'app.js', 'worker.js', 'sw.js', '../wasm/dist/attnlens.js']) {
+    const res = await fetch(new URL(file, url));
+    assert.equal(res.status, 200, file);
+    assert.equal(res.headers.get('content-security-policy'), CSP, `${file || '/web/'} is served with the policy`);
+    await res.arrayBuffer();
+  }
+  const html = readFileSync(path.join(ROOT, 'web', 'index.html'), 'utf8');
+  assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i, 'no inline <script>');
+  assert.doesNotMatch(html, /<[^>]*\son[a-z]+\s*=/i, 'no inline event handler attribute');
+  assert.doesNotMatch(html, /<[^>]*\sstyle\s*=|<style/i, 'no style attribute or <style> element');
+  assert.doesNotMatch(html, /javascript:/i);
+  for (const f of readdirSync(path.join(ROOT, 'web')).filter((x) => x.endsWith('.js'))) {
+    const src = readFileSync(path.join(ROOT, 'web', f), 'utf8');
+    assert.doesNotMatch(src, /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser/,
+      `web/${f}: no HTML built from strings`);
+    assert.doesNotMatch(src, /\beval\s*\(|new Function\b|setAttribute\(\s*['"](style|on\w+)['"]/, `web/${f}: no eval, inline style or handler`);
+  }
+  // The Emscripten glue (built with -sDYNAMIC_EXECUTION=0) must not build functions from strings either.
+  const glue = readFileSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.js'), 'utf8');
+  assert.doesNotMatch(glue, /new Function\s*\(|[^.\w]eval\s*\(/, 'wasm/dist/attnlens.js needs no unsafe-eval');
+  // The page is running under the policy (the lab ran in the first test, the translator at load) with no violation.
+  assert.equal(await page.evaluate(() => document.body.dataset.ready), 'true');
+  assert.deepEqual(problems.filter((x) => /CSP|Content.Security.Policy|Refused to/i.test(x)), []);
+});
+
+// User text is only ever text: markup typed into every text field and run through every demo is never parsed.
+const XSS = ['<img src=x onerror="window.__xss=1">', '"><script>window.__xss=1</script>'];
+
+test('user text is never inserted as HTML: markup in every text field, through every demo', { skip }, async () => {
+  const fields = await page.$$eval('textarea, input:not([type]), input[type=text], input[type=search], [contenteditable]',
+    (els) => els.map((e) => e.id).sort());
+  // Every text field of the page is covered here (a new one must be added to the demos run below).
+  assert.deepEqual(fields, ['al-target', 'st-input', 'tr-input']);
+  await page.selectOption('#tr-model', 'de-en-transformer');
+  await page.selectOption('#st-model', 'sst2-selfattn');
+  for (const payload of XSS) {
+    for (const id of fields) await page.fill(`#${id}`, payload);
+    const statuses = [];
+    statuses.push(await submit('#tr-run', '#tr-status', 90_000));
+    statuses.push(await submit('#al-run', '#al-status', 90_000));
+    await page.click('#cmp-run');
+    await page.waitForFunction(() => !document.getElementById('cmp-run').disabled, null, { timeout: 120_000 });
+    statuses.push(await submit('#st-run', '#st-status', 60_000));
+    for (const st of statuses) assert.doesNotMatch(st, /Error|crashed/, st);
+    assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined', `${payload}: no script ran`);
+    assert.equal(await page.$$eval('img[src="x"], script:not([src]), [onerror]', (e) => e.length), 0, `${payload}: no element from the text`);
+    // Where the text (or its translation) is shown, it is text: no child elements.
+    for (const sel of ['#tr-output', '#tr-status', '#al-status', '#cmp-a-text', '#cmp-b-text', '#st-label', '#st-status']) {
+      assert.equal(await page.$eval(sel, (e) => e.children.length), 0, `${sel} holds text only`);
+    }
+    const words = await page.$$eval('#st-words span', (s) => s.map((x) => ({ n: x.children.length, t: x.textContent })));
+    assert.ok(words.length > 0 && words.every((w) => w.n === 0), 'sentiment words are text spans');
+    // The SST-2 vocabulary has no "<img": the page shows the tokenizer's '<unk>' words, as text.
+    assert.match(words.map((w) => w.t).join(' '), /<unk>|img|script/, 'the typed markup is shown as words');
+  }
+  assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined');
+});
+
+// The inference worker survives: on a page opened with ?test-hooks=1 (client.js exposes window.attnlensTestHooks
+// and the worker accepts 'debug-crash'), the next request fails on purpose: an uncaught error in the worker, a
+// WebAssembly trap (RuntimeError: unreachable), or a worker that never answers (request timeout, set to 3 s here).
+// Each time the translator's status line says the model crashed and was restarted, and the next translation works.
+test('a worker that crashes, traps or hangs is restarted: a message, then the next translation works', { skip }, async (t) => {
+  assert.equal(await page.evaluate(() => typeof window.attnlensTestHooks), 'undefined', 'no test hooks without ?test-hooks=1');
+  if (!available('translation', 'de-en-transformer')) {
+    t.skip('needs the de-en-transformer bundle');
+    return;
+  }
+  const tab = await browser.context.newPage();
+  const tabProblems = watchProblems(tab, { allow: allowMissing });
+  await watchCsp(tab, tabProblems);
+  try {
+    await tab.goto(`${url}?test-hooks=1`);
+    await tab.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+    await tab.waitForFunction(isDone, '#tr-status', { timeout: 120_000 }); // the automatic first translation
+    // de-en-transformer (its goldens are TRANSLATE), whatever the page's default model is.
+    await tab.selectOption('#tr-model', 'de-en-transformer');
+    await tab.fill('#tr-beams', '4');
+    const defaultTimeout = await tab.evaluate(() => window.attnlensTestHooks.requestTimeout());
+    assert.equal(defaultTimeout, 120_000, 'a generous default timeout');
+    await tab.fill('#tr-input', TRANSLATE[1].de);
+    const REASON = { throw: /debug-crash: an uncaught error in the worker/, trap: /RuntimeError: unreachable/, hang: /did not answer for 3 s/ };
+    for (const mode of ['throw', 'trap', 'hang']) {
+      if (mode === 'hang') await tab.evaluate(() => window.attnlensTestHooks.setRequestTimeout(3000));
+      assert.deepEqual(await tab.evaluate((m) => window.attnlensTestHooks.crashNext(m), mode), { armed: mode });
+      await tab.click('#tr-run');
+      await tab.waitForFunction(() => document.getElementById('tr-status').classList.contains('crashed'), null, { timeout: 60_000 });
+      const msg = await tab.$eval('#tr-status', (e) => e.textContent.trim());
+      assert.match(msg, /^The model crashed and was restarted: .+\. Try again\.$/, msg);
+      assert.match(msg, REASON[mode], msg);
+      assert.equal(await tab.$eval('#tr-run', (b) => b.disabled), false, `${mode}: the button works again`);
+      if (mode === 'hang') await tab.evaluate((ms) => window.attnlensTestHooks.setRequestTimeout(ms), defaultTimeout);
+      // The next request runs in a fresh worker (the bundle comes from the Cache API again).
+      await tab.click('#tr-run');
+      const status = await waitForRun(tab, '#tr-status', 120_000);
+      assert.doesNotMatch(status, /crashed/, status);
+      assert.equal(await tab.$eval('#tr-output', (e) => e.textContent.trim()), TRANSLATE[1].en, `${mode}: translating works again`);
+    }
+    assert.equal(await tab.evaluate(() => window.attnlensTestHooks.restarts()), 3);
+    await tab.screenshot({ path: path.join(ARTIFACTS, 'worker-restarted.png') });
+    assert.deepEqual(tabProblems.filter((x) => !/debug-crash/.test(x)), [], 'nothing else went wrong');
+    // The CSP check itself works: markup injected on purpose (by the test, not the page) is reported and its
+    // inline handler blocked.
+    await tab.evaluate(() => {
+      const d = document.createElement('div');
+      d.innerHTML = '<img src="x" onerror="window.__xss=1">';
+      document.body.append(d);
+    });
+    await tab.waitForFunction(() => document.querySelector('img[src="x"]').complete, null, { timeout: 10_000 });
+    for (let i = 0; i < 50 && !tabProblems.some((x) => /^CSP violation: script-src/.test(x)); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(tabProblems.some((x) => /^CSP violation: script-src/.test(x)), `the violation is reported: ${tabProblems.join('; ')}`);
+    assert.equal(await tab.evaluate(() => typeof window.__xss), 'undefined', 'the inline handler did not run');
+  } finally {
+    await tab.close();
+  }
+});
+
 test('phone width: no horizontal scrolling, demos stay usable', { skip }, async () => {
   const phone = await browser.context.newPage();
   const phoneProblems = watchProblems(phone, { allow: allowMissing });
+  await watchCsp(phone, phoneProblems);
   await phone.setViewportSize({ width: 390, height: 844 });
   await phone.goto(url);
   await phone.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });

@@ -32,6 +32,9 @@ def main():
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     p.add_argument("--out-dir", help="default: models/<name> in the repo")
     p.add_argument("--verify-sentences", type=int, default=200)
+    p.add_argument("--alignment-extraction", default="gdfa", choices=["argmax", "gdfa"],
+                   help="default link extraction of a guided model's alignment head (chosen on the dev gold by "
+                        "aer_engine.py: gdfa 19.6 vs argmax 21.6 AER after epoch 1)")
     args = p.parse_args()
     torch.set_num_threads(2)
 
@@ -64,6 +67,7 @@ def main():
         extra["alignment_head"] = {"layer": targs["align_layer"] % targs["layers"], "head": targs["align_head"],
                                    "labels": "models/training/translation/aligner.py (fast_align-style, gdfa)",
                                    "weight": targs["align_weight"]}
+        extra["alignment"] = {"method": "head", "extraction": args.alignment_extraction}
     write_bundle(model, out_dir, args.name, prefix, args.dtype, decoding, extra)
     size = sum(os.path.getsize(os.path.join(out_dir, f)) for f in ("config.json", "weights.safetensors",
                                                                    "bpe.vocab", "bpe.merges"))
