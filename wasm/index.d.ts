@@ -335,6 +335,8 @@ export interface TranslationResult {
   alignment_map: { dims: [number, number]; data: Float32Array };
   /** With word_maps: every map merged to words. */
   word_attentions?: AttentionMap[];
+  /** Present when the sentence was re-cased (restore_case): the text the engine saw, same length as the input. */
+  source_text?: string;
   /** align() only: log-probability of each target piece ('</s>' last). */
   token_logprobs?: Float32Array;
   /**
@@ -386,6 +388,8 @@ export interface TranslationRunOptions {
   alignment_head?: number;
   /** Also every map merged to words (word_attentions). */
   word_maps?: boolean;
+  /** Re-case ALL-CAPS and all-lower-case sentences before translating (default true); see source_text. */
+  restore_case?: boolean;
   [option: string]: unknown;
 }
 export interface TranslationPipeline extends Pipeline<string, TranslationRunOptions, TranslationResult> {

@@ -1,12 +1,12 @@
 // Translation input as people type it (wasm/pipelines/translation.js, wasm/pipelines/input.js): Unicode NFC and
 // no-break spaces with word indices mapped back to the caller's string, German quotes, several sentences in one
 // input (the split rule, one result per sentence, the whole input's block-diagonal maps), lower-case / ALL-CAPS /
-// unpunctuated input, and names and numbers passing through. The default model, de-en-transformer.
+// unpunctuated input (re-cased: restoreCase), and names and numbers passing through. The default model, de-en-general.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 
 import { pipeline } from '../../wasm/index.js';
-import { splitSentences } from '../../wasm/pipelines/input.js';
+import { restoreCase, splitSentences } from '../../wasm/pipelines/input.js';
 
 let translate;
 test.before(async () => {
@@ -32,9 +32,12 @@ function assertConsistent(out, input, label) {
     const expected = { encoder_self: [S, S], decoder_self: [T, T], cross: [T, S] }[m.name];
     assert.deepEqual(m.dims, expected, `${label}: ${m.name} ${m.layer}/${m.head}`);
   }
+  // A re-cased sentence (source_text) shows the engine's casing: compare without case there.
+  const recased = out.source_text !== undefined || (out.sentences ?? []).some((x) => x.source_text !== undefined);
+  const fold = (t) => (recased ? t.toLowerCase() : t);
   for (const w of out.source_words) {
     if (w.text.includes('<unk>')) continue; // characters outside the vocabulary (e.g. ‚) read '<unk>'
-    assert.equal(input.slice(w.start, w.end).normalize('NFC').replace(/[\u00A0\u202F]/g, ' '), w.text,
+    assert.equal(fold(input.slice(w.start, w.end).normalize('NFC').replace(/[\u00A0\u202F]/g, ' ')), fold(w.text),
       `${label}: source word ${w.text}`);
   }
   for (const w of out.target_words) assert.equal(out.text.slice(w.start, w.end), w.text, `${label}: target word`);
@@ -166,6 +169,46 @@ test('no final punctuation, lower case, ALL CAPS: a non-empty translation with c
     for (const m of cross) assert.deepEqual(m.dims, [out.target_tokens.length, out.source_tokens.length], text);
     assertConsistent(out, text, text);
   }
+});
+
+test('restoreCase: ALL CAPS and all lower case re-cased by piece counts, mixed case kept, lengths kept', () => {
+  // A stand-in vocabulary: capitalised nouns take one piece, their lower-case forms two; "ich" is one piece both ways.
+  const one = new Set(['Zeit', 'Uhr', 'ich', 'Ich', 'habe', 'Habe', 'keine', 'Keine', 'dir', 'Dir']);
+  const pieces = (w) => (one.has(w) ? 1 : 2);
+  const cases = [
+    ['ich habe keine zeit', 'Ich habe keine Zeit'],
+    ['ICH HABE KEINE ZEIT!', 'Ich habe keine Zeit!'],
+    ['„ICH HABE ZEIT“, SAGT ER.', '„Ich habe Zeit“, sagt er.'],
+    ['12 UHR', '12 Uhr'],
+    ['STRASSE', 'Strasse'],
+    ['Ich habe keine zeit', 'Ich habe keine zeit'], // mixed case: as typed
+    ['A', 'A'], // one cased letter: not ALL CAPS
+    ['ß', 'ß'], // would change length if upper-cased
+    ['123 !?', '123 !?'],
+  ];
+  for (const [input, want] of cases) {
+    const got = restoreCase(input, pieces);
+    assert.equal(got, want, input);
+    assert.equal(got.length, input.length, `${input}: length kept`);
+  }
+});
+
+test('ALL CAPS and lower-case sentences translate as their re-cased form does (restore_case, on by default)', async () => {
+  for (const [typed, cased] of [['WIE GEHT ES DIR?', 'Wie geht es dir?'], ['ich habe morgen keine zeit.', 'Ich habe morgen keine Zeit.']]) {
+    const out = await translate(typed, { num_beams: 1 });
+    const ref = await translate(cased, { num_beams: 1 });
+    assert.equal(out.source_text, cased, typed);
+    assert.equal(ref.source_text, undefined, `${cased} is passed as typed`);
+    assert.equal(out.text, ref.text, typed);
+    assert.deepEqual(out.source_tokens, ref.source_tokens);
+    assert.deepEqual(out.attentions.map((m) => m.data), ref.attentions.map((m) => m.data));
+    assert.deepEqual(out.source_words.map((w) => [w.start, w.end]), ref.source_words.map((w) => [w.start, w.end]));
+    assertConsistent(out, typed, typed);
+    const off = await translate(typed, { num_beams: 1, restore_case: false });
+    assert.equal(off.source_text, undefined);
+    assert.notDeepEqual(off.source_tokens, out.source_tokens, 'restore_case: false passes the text as typed');
+  }
+  await assert.rejects(translate('x', { restore_case: 'yes' }), TypeError);
 });
 
 test('names and numbers pass through: "Tom kauft 3 Äpfel für 2,50 Euro."', async () => {

@@ -120,6 +120,54 @@ export function prepareSource(input) {
   };
 }
 
+// ---- case ------------------------------------------------------------------------------------------------------
+
+const sameLength = (c, f) => {
+  const m = f(c);
+  return m.length === c.length ? m : c;
+};
+const lower = (w) => Array.from(w, (c) => sameLength(c, (x) => x.toLowerCase())).join('');
+const capitalise = (w) => {
+  const [first, ...rest] = Array.from(w);
+  return sameLength(first, (x) => x.toUpperCase()) + rest.join('');
+};
+
+/**
+ * Case restoration for a sentence typed in ALL CAPS or all lower case (a mixed-case sentence is returned as it is:
+ * the person chose its case). ALL CAPS (at least two cased letters, none lower-case) is lower-cased first. Then the
+ * sentence's first word is capitalised, and so is every other word that starts after white space (or after
+ * opening punctuation) whose capitalised form the model's BPE splits into fewer pieces than its lower-case form
+ * ("zeit" → "Zeit", one piece against two; "ich" and "morgen" stay: both forms are one piece). Every character
+ * keeps its UTF-16 length (one that would not — "ß" → "SS" — is left alone), so string indices do not move.
+ * @param {string} text one sentence
+ * @param {(word: string) => number} pieces how many BPE pieces a word (as a whole, space-initial word) takes
+ * @returns {string}
+ */
+export function restoreCase(text, pieces) {
+  let upper = 0;
+  let lowerCount = 0;
+  for (const c of text) {
+    if (c.toLowerCase() === c.toUpperCase()) continue;
+    if (c === c.toUpperCase()) upper++;
+    else lowerCount++;
+  }
+  const allCaps = upper >= 2 && lowerCount === 0;
+  if (!allCaps && !(upper === 0 && lowerCount > 0)) return text;
+  const base = allCaps ? lower(text) : text;
+  let first = true;
+  return base.replace(/(^|[\s\p{Ps}\p{Pi}\p{Pf}"'„‚«»¿¡-]*)([\p{L}\p{M}]+)/gu, (all, before, word, offset) => {
+    const initial = offset === 0 || /[\s\p{Ps}\p{Pi}\p{Pf}"'„‚«»¿¡]$/u.test(base.slice(0, offset + before.length)) ||
+      offset + before.length === 0;
+    let w = word;
+    if (first) w = capitalise(word);
+    else if (initial && word === lower(word) && pieces(capitalise(word)) < pieces(word)) {
+      w = capitalise(word);
+    }
+    first = false;
+    return before + w;
+  });
+}
+
 // ---- sentences ---------------------------------------------------------------------------------------------------
 
 // Words that end with a full stop without ending a sentence (compared lower-case, without the stop).

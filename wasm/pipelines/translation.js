@@ -57,20 +57,24 @@
 //     included): whole sentences are translated in order while they fit, the rest are dropped, and `truncated`
 //     is true. A first sentence longer than that is cut by the engine, as before. So 200,000 characters cost no
 //     more than one full-length sentence.
-//   - Case and punctuation are passed as typed: lower-case, ALL-CAPS and unpunctuated input are translated (the
-//     Multi30k models saw mostly cased, punctuated sentences, so ALL-CAPS text is split into more, rarer pieces
-//     and translates worse); nothing is changed behind the caller's back.
+//   - Case: a sentence typed in ALL CAPS or all in lower case is re-cased before the engine sees it (restoreCase()
+//     in input.js: first word capitalised; a word capitalised where the model's BPE knows it better that way, so
+//     "ich habe morgen keine zeit" → "Ich habe morgen keine Zeit", "WIE GEHT ES DIR?" → "Wie geht es dir?"); the
+//     result's source_text then holds the text the engine saw (indices unchanged), and source_tokens/words show
+//     it. Mixed-case input is passed as typed. restore_case: false turns this off. Punctuation is passed as typed.
 //   - Names and numbers are pieces like any other, with no copy mechanism: the shipped Transformer (Multi30k
 //     image captions) keeps simple digits but can mangle names and prices — "Tom kauft 3 Äpfel für 2,50 Euro." →
 //     "Toma 3 apples shops for 2550's." (beam 4).
 // Errors: a non-string input is a TypeError; an option of the wrong type a TypeError; a number option that is NaN,
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkFinite, checkInt, describe, prepareSource, splitSentences, toWellFormed } from './input.js';
+import {
+  checkBool, checkBytes, checkFinite, checkInt, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
+} from './input.js';
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps'];
+  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'restore_case'];
 
 function checkOptions(options, where) {
   if (options === undefined || options === null) return {};
@@ -89,6 +93,7 @@ function checkOptions(options, where) {
   checkFinite(o.coverage_beta, 'coverage_beta');
   checkBool(o.output_attentions, 'output_attentions');
   checkBool(o.word_maps, 'word_maps');
+  checkBool(o.restore_case, 'restore_case');
   const oneOf = (name, values) => {
     if (o[name] !== undefined && !values.includes(o[name])) {
       throw new TypeError(`attnlens: ${name} must be one of ${values.map((v) => `'${v}'`).join(', ')}, ` +
@@ -247,8 +252,26 @@ export async function createTranslationPipeline(bundle, options = {}) {
   const configText = bundle.configText ?? JSON.stringify(config);
   let engine = getModule().Translator.fromBundle(configText, weightBytes, files, String(bundle.name ?? ''));
 
-  let counter = null; // a tokenizer of the same vocabulary, to budget several sentences (made on first need)
+  let counter = null; // a tokenizer of the same vocabulary: sentence budgets and case restoration (made on first need)
+  const tokenizer = () => (counter ??= getModule().BpeTokenizer.fromText(files[vocabName], files[mergesName]));
   const maxSource = engine.maxSourceTokens();
+  const pieceCounts = new Map();
+  const pieces = (word) => {
+    let n = pieceCounts.get(word);
+    if (n === undefined) {
+      n = tokenizer().encode(word).ids.length;
+      if (pieceCounts.size < 65536) pieceCounts.set(word, n);
+    }
+    return n;
+  };
+  // The sentence the engine sees: normalised (prepareSource), then, unless restore_case is false, ALL-CAPS and
+  // all-lower-case sentences re-cased (restoreCase in input.js; indices do not move).
+  const sourceOf = (text, o) => {
+    const src = prepareSource(text);
+    if (o.restore_case === false) return { src, recased: false };
+    const cased = restoreCase(src.text, pieces);
+    return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
+  };
 
   const engineTranslate = (text, o) => engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
     o.coverage_beta ?? NaN, o.output_attentions ?? true, ...alignmentArgs(o));
@@ -256,9 +279,10 @@ export async function createTranslationPipeline(bundle, options = {}) {
   // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
   // indices come back as indices of the caller's input.
   const translateSpan = (prepared, span, o) => {
-    const src = prepareSource(prepared.slice(span.start, span.end));
+    const { src, recased } = sourceOf(prepared.slice(span.start, span.end), o);
     const r = engineTranslate(src.text, o);
-    return shape(r, src, span.start, identity(r.text), 0, { source_start: span.start, source_end: span.end });
+    return shape(r, src, span.start, identity(r.text), 0,
+      { source_start: span.start, source_end: span.end, ...(recased ? { source_text: src.text } : {}) });
   };
 
   const translateOne = (input, o) => {
@@ -279,9 +303,8 @@ export async function createTranslationPipeline(bundle, options = {}) {
     let used = first.source_tokens.length;
     let dropped = false;
     for (let i = 1; i < spans.length; i++) {
-      const text = prepareSource(prepared.slice(spans[i].start, spans[i].end)).text;
-      counter ??= getModule().BpeTokenizer.fromText(files[vocabName], files[mergesName]);
-      const need = counter.encode(text).ids.length + 1;
+      const text = sourceOf(prepared.slice(spans[i].start, spans[i].end), o).src.text;
+      const need = tokenizer().encode(text).ids.length + 1;
       if (used + need > maxSource) {
         dropped = true;
         break;
@@ -338,10 +361,10 @@ export async function createTranslationPipeline(bundle, options = {}) {
       }
     }
     const o = { ...defaults, ...checkOptions(alignOptions, `${TASK} align`) };
-    const src = prepareSource(source);
+    const { src, recased } = sourceOf(source, o);
     const tgt = prepareSource(target);
     const r = engine.align(src.text, tgt.text, o.output_attentions ?? true, ...alignmentArgs(o));
-    return shape(r, src, 0, tgt, 0);
+    return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
   };
   run.task = TASK;
   run.model = bundle.name;
