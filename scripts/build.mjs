@@ -6,6 +6,7 @@
 //   node scripts/build.mjs native     native only
 //   node scripts/build.mjs wasm       wasm only (the npm package's module, the WASM tests and benchmarks)
 //   node scripts/build.mjs asan       native with AddressSanitizer + UBSan (build-asan/)
+//   node scripts/build.mjs fuzz       the libFuzzer harnesses of tests/fuzz (clang, ASan + UBSan; build-fuzz/)
 //
 // Parallelism defaults to 2 jobs (the team machine has two cores); override with ATTNLENS_JOBS.
 import { spawnSync } from 'node:child_process';
@@ -36,6 +37,7 @@ const TREES = {
   native: { dir: 'build', configure: ['cmake', []] },
   asan: { dir: 'build-asan', configure: ['cmake', ['-DATTNLENS_SANITIZE=ON']] },
   wasm: { dir: 'build-wasm', configure: ['emcmake', ['cmake']] },
+  fuzz: { dir: 'build-fuzz', configure: ['cmake', ['-DCMAKE_CXX_COMPILER=clang++', '-DATTNLENS_FUZZ=ON', '-DATTNLENS_WERROR=OFF']] },
 };
 
 /** Configures `kind` when it has never been configured, then builds it (all targets, or only `targets`). */

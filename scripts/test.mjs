@@ -8,18 +8,24 @@
 //   6. browser end-to-end tests, tests/e2e/*.test.mjs, when that folder has any
 //   7. the doctest binary again under AddressSanitizer + UBSan (build-asan/): bundle parsing and the tokenizer
 //      take untrusted bytes
+//   8. every libFuzzer harness of tests/fuzz (clang, ASan + UBSan; build-fuzz/) for a fixed budget on its seed corpus
+//      and its regression inputs (tests/fuzz/README.md); skipped, with a message, where clang or libFuzzer is absent
 // Every step runs even when an earlier one failed (unless it depends on a failed build); the summary lists each
 // with its time, and the exit status is non-zero when any failed.
 //
-//   node scripts/test.mjs [--no-asan] [--only=native,wasm,simd,node,e2e,asan]
-import { existsSync, readdirSync } from 'node:fs';
+//   node scripts/test.mjs [--no-asan] [--no-fuzz] [--only=native,wasm,simd,node,e2e,asan,fuzz]
+//   ATTNLENS_FUZZ_SECONDS=n   seconds per harness in the fuzz step (default 30)
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT, buildTree, run } from './build.mjs';
 
 const args = process.argv.slice(2);
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const skipAsan = args.includes('--no-asan') || process.env.ATTNLENS_NO_ASAN === '1';
-const wanted = (step) => (!only || only.includes(step)) && !(step === 'asan' && skipAsan);
+const skipFuzz = args.includes('--no-fuzz') || process.env.ATTNLENS_NO_FUZZ === '1';
+const wanted = (step) => (!only || only.includes(step)) && !(step === 'asan' && skipAsan) && !(step === 'fuzz' && skipFuzz);
 
 const results = [];
 
@@ -107,6 +113,59 @@ if (wanted('asan')) {
     buildTree('asan', { targets: ['attnlens_tests'] });
     run('ctest', ['--test-dir', 'build-asan', '--output-on-failure']);
   });
+}
+
+if (wanted('fuzz')) {
+  step('libFuzzer harnesses, ASan + UBSan (build-fuzz/, tests/fuzz)', () => {
+    const missing = fuzzToolchainMissing();
+    if (missing) {
+      console.log(`skipped: ${missing}; scripts/toolchain.sh ci installs clang and libclang-rt-14-dev`);
+      return `skipped: ${missing}`;
+    }
+    buildTree('fuzz', { targets: ['fuzzers'] });
+    const seconds = String(Number(process.env.ATTNLENS_FUZZ_SECONDS) || 30);
+    const harnesses = readdirSync(path.join(ROOT, 'tests/fuzz'))
+      .filter((f) => /^fuzz_.*\.cpp$/.test(f))
+      .map((f) => f.slice('fuzz_'.length, -'.cpp'.length))
+      .sort();
+    const failures = [];
+    for (const h of harnesses) {
+      // New inputs go to a scratch folder (the first corpus argument); the committed seeds and regressions are
+      // only read. A crash, leak, sanitizer report, timeout or OOM makes libFuzzer exit non-zero and leaves the
+      // input in build-fuzz/artifacts/.
+      const scratch = path.join(ROOT, 'build-fuzz', 'corpus', h);
+      const artifacts = path.join(ROOT, 'build-fuzz', 'artifacts');
+      mkdirSync(scratch, { recursive: true });
+      mkdirSync(artifacts, { recursive: true });
+      const dirs = [scratch, `tests/fuzz/corpus/${h}`, `tests/fuzz/regressions/${h}`].filter((d) => existsSync(path.join(ROOT, d)));
+      const dict = `tests/fuzz/${h}.dict`;
+      try {
+        run(`build-fuzz/tests/fuzz/fuzz_${h}`, [
+          `-max_total_time=${seconds}`, '-timeout=25', '-rss_limit_mb=2560', '-max_len=65536', '-print_final_stats=1',
+          `-artifact_prefix=${artifacts}/${h}-`, ...(existsSync(path.join(ROOT, dict)) ? [`-dict=${dict}`] : []), ...dirs,
+        ]);
+      } catch (err) {
+        failures.push(`${h}: ${err.message}`);
+      }
+    }
+    if (failures.length) throw new Error(`${failures.length} of ${harnesses.length} harnesses failed: ${failures.join('; ')}`);
+    return `${harnesses.length} harnesses, ${seconds} s each`;
+  });
+}
+
+// Why the fuzz step cannot run here ('' when it can): clang++ must link a program with -fsanitize=fuzzer.
+function fuzzToolchainMissing() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'attnlens-fuzz-probe-'));
+  try {
+    const src = path.join(dir, 'probe.cpp');
+    writeFileSync(src, 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n');
+    const r = spawnSync('clang++', ['-fsanitize=fuzzer,address,undefined', src, '-o', path.join(dir, 'probe')], { encoding: 'utf8' });
+    if (r.error) return 'clang++ was not found';
+    if (r.status !== 0) return `clang++ cannot link with -fsanitize=fuzzer (libFuzzer runtime missing?): ${(r.stderr || '').trim().split('\n')[0]}`;
+    return '';
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 console.log('\n=== summary ===');

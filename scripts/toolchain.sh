@@ -5,15 +5,19 @@
 # the install fails) it prints one line naming the packages to install and exits 1.
 #
 #   scripts/toolchain.sh start   what `npm start` needs: the WASM build (emcmake/em++, binaryen, cmake, make, headers)
-#   scripts/toolchain.sh ci      what `npm test` needs on a fresh machine: also g++, ctest, node, npm, git, chromium
+#   scripts/toolchain.sh ci      what `npm test` needs on a fresh machine: also g++, ctest, node, npm, git, chromium,
+#                                clang and its libFuzzer runtime (tests/fuzz)
 #
 #   ATTNLENS_DRY_RUN=1           print the commands that would run, run none of them (exit 0)
-#   ATTNLENS_INCLUDE_ROOT=dir    where the header packages are looked for (default /usr/include; for tests)
+#   ATTNLENS_INCLUDE_ROOT=dir    where the header packages are looked for (default /usr/include; for tests); the
+#                                libFuzzer runtime is looked for beside it (dir/../lib/llvm-14/...)
 # Bash only (no node: on a fresh machine CI calls it before Node is installed); `id -u` tells root from a user.
 set -euo pipefail
 
 purpose="${1:-ci}"
 inc="${ATTNLENS_INCLUDE_ROOT:-/usr/include}"
+# clang's libFuzzer runtime (the fuzz step of `npm test`, tests/fuzz): Debian's clang only recommends it.
+fuzzer_rt="$inc/../lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
 
 # "command-or-header : Debian package : what needs it" (start: the WASM build of `npm start`; ci: `npm test`).
 # The WASM build needs doctest-dev too: CMakeLists.txt refuses to configure without all three header packages.
@@ -32,6 +36,8 @@ entries=(
   "npm:npm:ci"
   "git:git:ci"
   "chromium:chromium:ci"
+  "clang++:clang:ci"
+  "$fuzzer_rt:libclang-rt-14-dev:ci"
 )
 case "$purpose" in
   start|ci) ;;
@@ -42,7 +48,9 @@ missing=()
 for entry in "${entries[@]}"; do
   IFS=: read -r what pkg need <<<"$entry"
   [ "$purpose" = ci ] || [ "$need" = start ] || continue
-  if [[ "$what" == /* ]]; then [ -e "$what" ] && continue; else command -v "$what" >/dev/null 2>&1 && continue; fi
+  if [[ "$what" == *'*'* ]]; then compgen -G "$what" >/dev/null && continue
+  elif [[ "$what" == /* ]]; then [ -e "$what" ] && continue
+  else command -v "$what" >/dev/null 2>&1 && continue; fi
   [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -eq 0 ]; then

@@ -906,7 +906,16 @@ MultiHeadKvCache::MultiHeadKvCache(const TensorMap& weights, const MultiHeadKvCa
   // E is read off out_proj_weight [E, E]; read_multi_head_weights checks every other shape against it.
   const Tensor& out_proj = in.rank("out_proj_weight", 2);
   require(params.capacity >= 1, op + ": capacity must be at least 1");
+  // The cache is allocated up front: a huge capacity must be an Error here, not an allocation failure (an abort
+  // natively, an out-of-memory trap in WASM) — found by tests/fuzz/fuzz_options.
+  require(params.capacity <= kMaxKvCacheCapacity, op + ": capacity must be at most " +
+                                                      std::to_string(kMaxKvCacheCapacity) + " positions, got " +
+                                                      std::to_string(params.capacity));
   read_multi_head_weights(in, out_proj.dims[1], params.num_heads, impl_->w);
+  require(params.capacity <= kMaxKvCacheFloats / impl_->w.embed_dim,  // no overflow on wasm32
+          op + ": capacity " + std::to_string(params.capacity) + " × embed_dim " +
+              std::to_string(impl_->w.embed_dim) + " is more than " + std::to_string(kMaxKvCacheFloats) +
+              " cached floats per keys/values buffer; use a smaller capacity");
   in.finish();
   impl_->cache = std::make_unique<att::MultiHeadKvCache>(impl_->w, params.capacity);
 }

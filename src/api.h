@@ -73,8 +73,11 @@ TensorMap run_op(const std::string& name, const TensorMap& inputs, const std::st
 // [E, E], out_proj_bias [E] (optional), PyTorch's nn.MultiheadAttention layout.
 struct MultiHeadKvCacheParams {
   std::size_t num_heads = 1;   // must divide E
-  std::size_t capacity = 512;  // positions; memory 2·capacity·E floats, allocated once
+  std::size_t capacity = 512;  // positions; memory 2·capacity·E floats, allocated once; at most
+                               // kMaxKvCacheCapacity positions and kMaxKvCacheFloats floats per buffer (Error past them)
 };
+constexpr std::size_t kMaxKvCacheCapacity = std::size_t(1) << 20;
+constexpr std::size_t kMaxKvCacheFloats = std::size_t(1) << 28;  // capacity·E: 1 GiB of keys, 1 GiB of values
 // Parses {"num_heads": H, "capacity": N} (unknown keys are an error) over the defaults above.
 MultiHeadKvCacheParams multi_head_kv_cache_params(const std::string& params_json);
 

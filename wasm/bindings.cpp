@@ -4,9 +4,13 @@
 //   2. copy every result out of the WASM heap (Float32Array.slice) before it reaches JS: a typed_memory_view goes
 //      stale as soon as memory grows, and the std::vector behind it is freed when this call returns;
 //   3. never let a C++ exception escape into the module: attnlens::Error (and anything else) becomes a JS Error
-//      carrying the message.
+//      carrying the message (guarded() records it and returns; wasm/core.js throws it, so that no JS exception
+//      unwinds through WebAssembly frames and leaks their memory: bindings_common.h).
 // Argument checks that JS can make with better messages (types, lengths) live in wasm/attention.js; the engine
 // checks everything again, so a caller that bypasses the JS layer still gets an Error, not a crash.
+#include <emscripten/heap.h>
+#include <malloc.h>
+
 #include "bindings_common.h"
 
 using emscripten::val;
@@ -130,6 +134,19 @@ val tokenize_words(const std::string& text) {
   });
 }
 
+// heapStats() -> {heapBytes, arenaBytes, usedBytes, freeBytes}: the allocator's own counts (dlmalloc's mallinfo),
+// a diagnostic for memory tests. usedBytes (bytes in live malloc blocks) goes down again when objects are freed;
+// heapBytes (the WebAssembly memory) and arenaBytes (what malloc took from it) only ever grow.
+val heap_stats() {
+  const struct mallinfo mi = mallinfo();
+  val out = val::object();
+  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+  out.set("arenaBytes", static_cast<double>(static_cast<std::size_t>(mi.arena)));
+  out.set("usedBytes", static_cast<double>(static_cast<std::size_t>(mi.uordblks)));
+  out.set("freeBytes", static_cast<double>(static_cast<std::size_t>(mi.fordblks)));
+  return out;
+}
+
 std::string version() { return api::version(); }
 std::string simd_backend() { return api::simd_backend(); }
 
@@ -138,6 +155,9 @@ std::string simd_backend() { return api::simd_backend(); }
 EMSCRIPTEN_BINDINGS(attnlens) {
   emscripten::function("version", &version);
   emscripten::function("simdBackend", &simd_backend);
+  emscripten::function("heapStats", &heap_stats);
+  emscripten::function("hasError", &has_error);
+  emscripten::function("takeError", &take_error);
   emscripten::function("listOps", &list_ops);
   emscripten::function("runOp", &run_op);
   emscripten::class_<KvCacheBinding>("MultiHeadKvCache")

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <emscripten/bind.h>
-#include <emscripten/em_asm.h>
 #include <emscripten/val.h>
 
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "api.h"
 
@@ -21,33 +21,62 @@ namespace attnlens::wasm_bind {
 using emscripten::val;
 namespace api = attnlens::api;
 
-// Throws a JS Error carrying `message`. The text is first copied into a static buffer so that no C++ object with a
-// destructor is alive when JS unwinds through the WASM frames (their destructors would never run: a leak).
-[[noreturn]] inline void throw_js_error(const char* message) {
-  static char buffer[4096];
-  std::strncpy(buffer, message, sizeof(buffer) - 1);
-  buffer[sizeof(buffer) - 1] = '\0';
-  EM_ASM({ throw new Error(UTF8ToString($0)); }, buffer);
-  __builtin_unreachable();
+// Errors reach JS without unwinding through WebAssembly. A JS exception thrown from inside an Embind call would
+// skip everything that is released on the way out: Embind's own copies of the arguments (every std::string
+// argument is a heap copy in the invoker's frame) and the JS side's wire buffers, freed only after a normal return.
+// Every failed call leaked them (16 bytes for an empty string; 2·length + 16 for a long one; tests/node/memory.test.mjs).
+// So guarded() catches every C++ exception, records its message here and returns normally with an empty value;
+// wasm/core.js wraps every bound function, asks hasError() after each call and throws the JS Error itself.
+inline char* error_buffer() {
+  static char buffer[4096] = {0};
+  return buffer;
+}
+inline bool& error_pending() {
+  static bool pending = false;
+  return pending;
+}
+inline void record_error(const char* message) {
+  std::snprintf(error_buffer(), 4096, "%s", message);
+  error_pending() = true;
+}
+// takeError(): the message of the last failed call (and clears it); hasError(): whether there is one.
+inline bool has_error() { return error_pending(); }
+inline std::string take_error() {
+  error_pending() = false;
+  return std::string(error_buffer());
 }
 
-// Runs `fn` and turns every C++ exception into a JS Error. By the time the JS Error is thrown, the C++ exception
-// has been released (its catch block has ended) and fn's locals have been destroyed by normal C++ unwinding.
+// The value a failed call returns to JS (wasm/core.js throws before anyone sees it).
+template <typename R>
+R failed_value() {
+  if constexpr (std::is_void_v<R>) {
+    return;
+  } else if constexpr (std::is_same_v<R, val>) {
+    return val::undefined();
+  } else {
+    return R{};
+  }
+}
+
+// Runs `fn` and turns every C++ exception into a recorded error (see above): fn's locals are destroyed by normal
+// C++ unwinding, the exception is released when its catch block ends, and the call returns normally.
 template <typename Fn>
 auto guarded(Fn&& fn) -> decltype(fn()) {
-  static char message[4096];
+  using R = decltype(fn());
   try {
     return fn();
   } catch (const attnlens::Error& e) {
-    std::snprintf(message, sizeof(message), "%s", e.what());
+    record_error(e.what());
   } catch (const std::bad_alloc&) {
-    std::snprintf(message, sizeof(message), "attnlens: out of memory (the inputs are too large for this WebAssembly heap)");
+    record_error("attnlens: out of memory (the inputs are too large for this WebAssembly heap)");
   } catch (const std::exception& e) {
+    char message[4096];
     std::snprintf(message, sizeof(message), "attnlens internal error: %s", e.what());
+    record_error(message);
   } catch (...) {
-    std::snprintf(message, sizeof(message), "attnlens internal error: an unknown C++ exception");
+    record_error("attnlens internal error: an unknown C++ exception");
   }
-  throw_js_error(message);
+  return failed_value<R>();
 }
 
 inline api::Tensor tensor_from_js(const std::string& op, const std::string& key, const val& js) {

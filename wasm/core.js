@@ -46,6 +46,40 @@ function toUrl(value) {
   throw new TypeError('attnlens: init({ wasmUrl }) must be a URL or a string');
 }
 
+// A failed engine call does not throw across WebAssembly: the bindings record the message and return normally
+// (wasm/bindings_common.h, guarded()), because a JS exception unwinding through the module's frames would leak
+// the memory they hold (the copies of the call's arguments). Here every bound function — free functions, class
+// constructors, static functions and methods — is wrapped to ask hasError() after each call and throw that Error.
+function throwRecordedErrors(m) {
+  const check = () => {
+    if (m.hasError()) throw new Error(m.takeError());
+  };
+  const wrap = (fn) => function checkedCall(...args) {
+    const result = fn.apply(this, args);
+    check();
+    return result;
+  };
+  const own = (obj) => Object.getOwnPropertyNames(obj).filter((k) => k !== 'constructor' && k !== 'prototype' &&
+    typeof Object.getOwnPropertyDescriptor(obj, k).value === 'function');
+  for (const name of Object.keys(m)) {
+    const v = m[name];
+    if (typeof v !== 'function' || name === 'hasError' || name === 'takeError') continue;
+    if (v.prototype && typeof v.prototype.isAliasOf === 'function') { // an Embind class
+      for (const k of own(v.prototype)) v.prototype[k] = wrap(v.prototype[k]);
+      for (const k of own(v)) v[k] = wrap(v[k]);
+      m[name] = new Proxy(v, {
+        construct(target, args) {
+          const object = Reflect.construct(target, args, target);
+          check();
+          return object;
+        },
+      });
+    } else if (typeof v.argCount === 'number') { // an Embind free function
+      m[name] = wrap(v);
+    }
+  }
+}
+
 /**
  * Loads and instantiates the WebAssembly module. Idempotent: later calls return the same module (their options
  * are ignored once loading has started).
@@ -66,7 +100,9 @@ export function init(options = {}) {
         binary = await readWasmBinary(options.wasmUrl === undefined ? DEFAULT_WASM_URL : toUrl(options.wasmUrl));
       }
       const printErr = (text) => console.error(`attnlens: ${text}`);
-      wasmModule = await createAttnlensModule({ wasmBinary: binary, printErr, print: printErr });
+      const m = await createAttnlensModule({ wasmBinary: binary, printErr, print: printErr });
+      throwRecordedErrors(m);
+      wasmModule = m;
       return wasmModule;
     })();
     // A failed load may be retried (e.g. after the caller fixes wasmUrl).
@@ -93,4 +129,16 @@ export function isReady() {
 export function info() {
   const m = getModule();
   return { version: m.version(), simd: m.simdBackend(), heapBytes: m.HEAP8.buffer.byteLength };
+}
+
+/**
+ * Memory of the WebAssembly module, a diagnostic for tests and long-running apps: heapBytes (the WebAssembly memory;
+ * it only ever grows), arenaBytes (what malloc has taken from it; it only grows too) and usedBytes / freeBytes
+ * (bytes in live malloc blocks / free inside the arena). usedBytes returns to its level once the objects of a call
+ * are freed, so it is the figure that shows a leak.
+ * @returns {{ heapBytes: number, arenaBytes: number, usedBytes: number, freeBytes: number }}
+ */
+export function memoryStats() {
+  const s = getModule().heapStats();
+  return { heapBytes: s.heapBytes, arenaBytes: s.arenaBytes, usedBytes: s.usedBytes, freeBytes: s.freeBytes };
 }

@@ -26,6 +26,19 @@ export function isReady(): boolean;
 /** Library version, the kernels' SIMD path ("wasm-simd128") and the WASM heap size in bytes. */
 export function info(): { version: string; simd: string; heapBytes: number };
 
+/** Memory of the WebAssembly module (a diagnostic; memoryStats() needs init() first). */
+export interface MemoryStats {
+  /** Size of the WebAssembly memory in bytes; it only ever grows. */
+  heapBytes: number;
+  /** Bytes malloc has taken from that memory; it only ever grows. */
+  arenaBytes: number;
+  /** Bytes in live malloc blocks: back to its level once a call's objects are freed, so a leak shows here. */
+  usedBytes: number;
+  /** Bytes free inside the arena. */
+  freeBytes: number;
+}
+export function memoryStats(): MemoryStats;
+
 export interface OpInfo {
   name: string;
   family: 'score' | 'alignment' | 'context' | 'composite';
@@ -261,12 +274,17 @@ export interface Bundle {
 export type ModelRef = string | URL | Bundle;
 
 export interface Pipeline<Input, RunOptions, Output> {
+  /**
+   * Runs the model. Calls on one pipeline never interleave: a call made while another is running waits in a queue
+   * and runs after it, in the order the calls were made (align() shares the queue). A call still waiting when
+   * dispose() is called rejects with the "has been disposed" Error.
+   */
   (input: Input, options?: RunOptions): Promise<Output>;
   readonly task: TaskName;
   /** The bundle name. */
   readonly model: string;
   readonly config: Record<string, unknown>;
-  /** Frees the WebAssembly memory; later calls throw. */
+  /** Frees the WebAssembly memory; later calls reject with an Error ("this <task> pipeline (<model>) has been disposed"). */
   dispose(): void;
 }
 

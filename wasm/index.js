@@ -1,12 +1,12 @@
 // attnlens — the package's public ESM entry (`import { attention, init } from 'attnlens'`).
 //
 // Layout, so each part can grow on its own:
-//   core.js       loads the WebAssembly module once (init, getModule, info)
+//   core.js       loads the WebAssembly module once (init, getModule, info, memoryStats)
 //   attention.js  the mechanism catalogue as functions over {dims, data} tensors, and MultiHeadKvCache
 //   text.js       the engine's tokenizers (BpeTokenizer, tokenizeWords)
 //   pipeline.js   pipeline(task, model, opts) of docs/DESIGN.md §9; tasks in pipelines/<task>.js
 //   models.js     where bundles live (env), fetching, progress and the browser cache
-export { init, info, isReady } from './core.js';
+export { init, info, isReady, memoryStats } from './core.js';
 export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attention.js';
 export { BpeTokenizer, tokenizeWords } from './text.js';
 export { pipeline, listTasks, TASKS } from './pipeline.js';

@@ -74,7 +74,44 @@ export async function pipeline(task, model, options = {}) {
     throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${name}`);
   }
   const factory = await loadFactory;
-  return factory(bundle, factoryOptions);
+  return serialised(await factory(bundle, factoryOptions));
+}
+
+/**
+ * One call at a time per pipeline: calls made while another is running (`Promise.all([t('a'), t('b')])`, or a
+ * second request while an image is still being decoded) wait in a queue and run in the order they were made, each
+ * to its end before the next starts, so no two calls ever interleave (not even the items of two array inputs). A
+ * call made while none is running starts at once, exactly as before. A call still queued when dispose() is called
+ * rejects with the pipeline's "has been disposed" Error when its turn comes. `align()` (translation) shares the
+ * queue. Every property of the task's function (task, model, dispose, disposed, …) is kept.
+ */
+function serialised(run) {
+  let pending = 0; // calls made and not yet settled
+  let tail = Promise.resolve(); // settles when the last queued call has settled
+  const queue = (fn) => function queuedCall(...args) {
+    const start = () => fn.apply(this, args);
+    let result;
+    if (pending === 0) {
+      try {
+        result = Promise.resolve(start());
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+    } else {
+      result = tail.then(start);
+    }
+    pending += 1;
+    tail = result.then(() => { pending -= 1; }, () => { pending -= 1; });
+    return result;
+  };
+  const out = queue(run);
+  for (const key of Reflect.ownKeys(run)) {
+    if (key === 'length' || key === 'name' || key === 'prototype') continue;
+    const d = Object.getOwnPropertyDescriptor(run, key);
+    if (key === 'align' && typeof d.value === 'function') d.value = queue(d.value);
+    Object.defineProperty(out, key, d);
+  }
+  return out;
 }
 
 /** Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. */

@@ -148,6 +148,8 @@ if (TEST_HOOKS) {
   globalThis.attnlensTestHooks = Object.freeze({
     /** mode: 'throw' (uncaught error in the worker), 'trap' (a WebAssembly trap), 'hang' (never answers). */
     crashNext: (mode) => call('debug-crash', { mode }),
+    /** Any worker request, as the demos send them (load tests: tests/e2e/load.test.mjs). */
+    call: (type, payload) => call(type, payload),
     setRequestTimeout,
     requestTimeout,
     restarts: () => restarts,

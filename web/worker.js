@@ -3,6 +3,7 @@
 // /models/ (env.modelBaseUrl) and kept in the Cache API by the package, so a reload works offline.
 //
 // Messages in:  { id, type: 'info' }
+//               { id, type: 'memory' }  (memoryStats() of the package: the WebAssembly heap, for load tests)
 //               { id, type: 'load', task, model }
 //               { id, type: 'run', task, model, input, options }
 //               { id, type: 'align', task, model, source, target, options }  (translation: forced decoding of `target`)
@@ -13,7 +14,7 @@
 //               { type: 'csp-violation', text }   (a Content-Security-Policy violation in the worker)
 // `fatal`: a WebAssembly trap (RuntimeError, e.g. an abort in the engine) or running out of memory; the module may
 // be in a broken state, so the page (client.js) terminates this worker and starts a new one.
-import { pipeline, env, init, info } from '../wasm/index.js';
+import { pipeline, env, init, info, memoryStats } from '../wasm/index.js';
 
 env.modelBaseUrl = new URL('../models/', self.location.href).href;
 
@@ -89,6 +90,9 @@ self.onmessage = async ({ data }) => {
     if (type === 'info') {
       await init();
       self.postMessage({ id, type: 'result', value: info() });
+    } else if (type === 'memory') {
+      await init();
+      self.postMessage({ id, type: 'result', value: memoryStats() });
     } else if (type === 'load') {
       const p = await getPipe(data.task, data.model, id);
       self.postMessage({ id, type: 'result', value: { model: p.model, config: plain(p.config) } });

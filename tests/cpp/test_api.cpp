@@ -126,4 +126,13 @@ TEST_CASE("api: MultiHeadKvCache checks its weights, its capacity and its inputs
   CHECK_THROWS_WITH_AS(api::multi_head_kv_cache_params("{\"heads\": 2}"), doctest::Contains("unknown param 'heads'"),
                        attnlens::Error);
   CHECK(api::multi_head_kv_cache_params("{\"num_heads\": 4, \"capacity\": 9}").capacity == 9);
+  // A huge capacity is an Error before anything is allocated (tests/fuzz/regressions/options/kv-cache-capacity).
+  p.num_heads = 2;
+  p.capacity = api::kMaxKvCacheCapacity + 1;  // fits a 32-bit size_t (wasm32)
+  CHECK_THROWS_WITH_AS(api::MultiHeadKvCache(w, p), doctest::Contains("capacity must be at most 1048576 positions"),
+                       attnlens::Error);
+  p.capacity = api::kMaxKvCacheCapacity;
+  api::TensorMap wide = {{"in_proj_weight", api::Tensor({3 * 512, 512})}, {"out_proj_weight", api::Tensor({512, 512})}};
+  CHECK_THROWS_WITH_AS(api::MultiHeadKvCache(wide, p), doctest::Contains("cached floats per keys/values buffer"),
+                       attnlens::Error);
 }

@@ -68,6 +68,7 @@ def main():
     ap.add_argument("--cli")
     ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     ap.add_argument("--json-out")
+    ap.add_argument("--markdown", action="store_true", help="also print one Markdown table per bundle (model cards)")
     args = ap.parse_args()
     cli = find_engine_cli(args.cli)
     tsv = pairs_tsv(args.data_dir)
@@ -87,6 +88,11 @@ def main():
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(report, f, indent=1)
+    if args.markdown:
+        for name, res in report.items():
+            print(f"\n{name}\n\n| method | AER | precision | recall |\n|---|---|---|---|")
+            for method, v in sorted(res.items(), key=lambda kv: kv[1]["aer"]):
+                print(f"| {method} | {v['aer']:.2f} | {v['precision']:.2f} | {v['recall']:.2f} |")
 
 
 if __name__ == "__main__":
