@@ -5,6 +5,8 @@ import { setupLab } from './lab.js';
 import { setupTranslate } from './translate.js';
 import { setupSentiment } from './sentiment.js';
 import { setupCaption } from './caption.js';
+import { wireExportButtons } from './export.js';
+import { INITIAL_STATE } from './state.js';
 
 const status = document.getElementById('status');
 
@@ -21,6 +23,13 @@ const demos = [
   [document.getElementById('caption'), setupCaption()],
   [document.getElementById('sentiment'), setupSentiment()],
 ];
+wireExportButtons();
+
+// A link to another demo than the translator (?demo=sentiment&…): scroll there first, so that this demo is the one
+// that runs on first sight (with the link's model and text, which its setup has put into the form).
+if (INITIAL_STATE.demo && INITIAL_STATE.demo !== 'translate') {
+  document.getElementById(INITIAL_STATE.demo)?.scrollIntoView({ block: 'start' });
+}
 
 // First sight: each model demo runs its example without a click, with its own progress bar. Each bundle is several
 // MB, so a demo runs when its section first comes into view (the translator at once, as it is on top), one demo at
@@ -33,6 +42,12 @@ const inView = (el) => {
 };
 let queue = Promise.resolve();
 const waiting = new Map(demos);
+// The demo a link names runs first, whatever else shows at the edge of the screen.
+const linked = demos.find(([section]) => section.id === INITIAL_STATE.demo);
+if (linked) {
+  waiting.delete(linked[0]);
+  queue = queue.then(() => linked[1].autorun()).catch((err) => console.warn('attnlens: first run:', err));
+}
 const observer = new IntersectionObserver((entries) => {
   for (const { target, isIntersecting } of entries) {
     if (!isIntersecting || !waiting.has(target)) continue;

@@ -1,8 +1,13 @@
 // Caption demo: an image (dropped, chosen or an example) → a caption with beam search; for each word the
-// attention grid, upsampled smoothly over the image, with a scrubber to step through the words.
+// attention grid, upsampled smoothly over the image, with a scrubber to step through the words; the model view holds
+// every word's grid (one thumbnail each, with its entropy); the maps save as JSON and .npy; the example image, model
+// and word live in the URL (state.js).
 import { fitCanvas } from './draw.js';
 import { runTask, statusUi } from './client.js';
 import { first } from './maps.js';
+import { ModelView } from './modelview.js';
+import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
+import { INITIAL_STATE, writeState } from './state.js';
 
 const $ = (id) => document.getElementById(id);
 const MAX_SIDE = 512; // the engine resizes to its encoder's input anyway; keeps the message to the worker small
@@ -62,6 +67,12 @@ export function setupCaption() {
   let grids = [];
   let touched = false; // the user chose an image or ran the form: no automatic run any more
   let imageId = 0; // bumped by every new image: a caption that comes back for an older image is dropped
+  let result = null; // { model, image (the example's path, or null for the person's own file), words }
+  const modelView = new ModelView($('cap-mv'), { readout: $('cap-mv-readout'), onOpen: ({ head }) => openWord(head) });
+  registerPng('cap-mv', () => modelView.toCanvas({ heading: result ? `${result.model}: ${result.image ?? result.name} → ${$('cap-output').textContent}` : '' }));
+  // The URL's state (state.js): always the whole of this demo's (model, example image, view).
+  const write = (patch) => writeState({ demo: 'caption', model: $('cap-model').value, image: image?.src ?? undefined, ...patch });
+  const EXAMPLES = [...document.querySelectorAll('#cap-examples .thumb')].map((b) => b.dataset.src);
 
   function drawOverlay() {
     const box = canvas.parentElement;
@@ -109,13 +120,46 @@ export function setupCaption() {
     ctx.fillText(g.word, size / 2, size - 14);
   }
 
-  function selectWord(t) {
+  function selectWord(t, { record = true } = {}) {
     $('cap-scrub').value = String(t);
     [...$('cap-words').children].forEach((b, i) => b.setAttribute('aria-pressed', String(i === t)));
+    modelView.select({ name: 'visual', layer: 0, head: t });
     drawOverlay();
+    if (record && result) write({ view: 'overlay', kind: 'visual', word: t });
   }
 
-  async function setImage(blob, name) {
+  /** A thumbnail of the model view: its word over the image. */
+  function openWord(t) {
+    selectWord(t);
+    canvas.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** The model view: one thumbnail per word, its gh × gw grid (a distribution over the cells). */
+  function fillModelView() {
+    if (!grids.length) { modelView.clear(); $('cap-mv-panel').hidden = true; return; }
+    const { gh, gw } = grids[0];
+    $('cap-mv-panel').hidden = false;
+    modelView.set([{
+      name: 'visual', title: `visual attention over the ${gh} × ${gw} grid`, headName: 'word', wrap: true, cells: true,
+      layers: [{ layer: 0, maps: grids.map((g) => ({ rows: g.gh, cols: g.gw, data: g.data, label: g.word, rowLabels: null, colLabels: null })) }],
+    }]);
+  }
+
+  $('cap-mv-json').addEventListener('click', () => {
+    if (!result) return;
+    const doc = mapsDocument({ task: 'image-to-text', model: result.model, input: result.image ?? result.name, level: 'word',
+      tokens: { tokens: result.words }, maps: modelView.maps() });
+    downloadText(JSON.stringify(doc), `${fileName(result.model, 'maps')}.json`, 'application/json');
+  });
+  $('cap-mv-npy').addEventListener('click', () => {
+    const m = modelView.selectedMap() ?? modelView.maps()[0];
+    if (!m || !result) return;
+    const name = fileName(result.model, 'visual', `W${m.head + 1}`, m.label);
+    download(new Blob([npyBytes(m.data, [m.rows, m.cols])], { type: 'application/octet-stream' }), `${name}.npy`);
+  });
+  $('cap-share').addEventListener('click', () => copyLink($('cap-share')));
+
+  async function setImage(blob, name, src = null) {
     const id = ++imageId;
     const bitmap = await createImageBitmap(blob);
     const s = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
@@ -125,8 +169,11 @@ export function setupCaption() {
     const ctx = c.getContext('2d');
     ctx.drawImage(bitmap, 0, 0, w, h);
     if (id !== imageId) return; // a newer image arrived meanwhile
-    image = { bitmap, pixels: ctx.getImageData(0, 0, w, h), name };
+    image = { bitmap, pixels: ctx.getImageData(0, 0, w, h), name, src };
     grids = [];
+    result = null;
+    modelView.clear();
+    $('cap-mv-panel').hidden = true;
     $('cap-words').replaceChildren();
     $('cap-scrub').max = '0';
     $('cap-scrub').disabled = true;
@@ -138,7 +185,7 @@ export function setupCaption() {
   async function loadUrl(src) {
     const res = await fetch(src);
     if (!res.ok) throw new Error(`HTTP ${res.status} for ${src}`);
-    await setImage(await res.blob(), src.split('/').pop());
+    await setImage(await res.blob(), src.split('/').pop(), src);
   }
 
   // Choosing a model sets the beam width to that bundle's own default (its config.json decoding.num_beams, chosen
@@ -148,18 +195,23 @@ export function setupCaption() {
     $('cap-model').value = model;
     $('cap-beams').value = String(DEFAULT_BEAMS[model] ?? 3);
   }
-  $('cap-model').addEventListener('change', () => useModel($('cap-model').value));
+  $('cap-model').addEventListener('change', () => {
+    useModel($('cap-model').value);
+    write({ model: $('cap-model').value });
+  });
 
   for (const b of document.querySelectorAll('#cap-examples .thumb')) {
     b.addEventListener('click', () => {
       touched = true;
       useModel(/shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet');
+      write({ model: $('cap-model').value, image: b.dataset.src, view: undefined, kind: undefined, word: undefined });
       loadUrl(b.dataset.src).catch((err) => ui.fail(err));
     });
   }
   $('cap-file').addEventListener('change', () => {
     const f = $('cap-file').files[0];
     touched = true;
+    write({ image: undefined, word: undefined });
     if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
   });
   const drop = $('cap-drop');
@@ -173,6 +225,7 @@ export function setupCaption() {
     drop.classList.remove('over');
     const f = [...(ev.dataTransfer?.files ?? [])].find((x) => x.type.startsWith('image/'));
     touched = true;
+    write({ image: undefined, word: undefined });
     if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
   });
   $('cap-scrub').addEventListener('input', () => selectWord(Number($('cap-scrub').value)));
@@ -180,11 +233,13 @@ export function setupCaption() {
   $('cap-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     touched = true;
+    write({ model: $('cap-model').value, image: image?.src ?? undefined });
     return runForm();
   });
 
-  // `focus`: start on the word with the most concentrated attention instead of the first word (the automatic run).
-  async function runForm({ focus = false } = {}) {
+  // `focus`: start on the word with the most concentrated attention instead of the first word (the automatic run);
+  // `word`: start on that word (a link's).
+  async function runForm({ focus = false, word = undefined } = {}) {
     if (!image) { ui.done('Choose or drop an image first.'); return; }
     const model = $('cap-model').value;
     const beams = Math.max(1, Math.min(8, Number($('cap-beams').value) || 1));
@@ -207,7 +262,10 @@ export function setupCaption() {
       }));
       $('cap-scrub').max = String(Math.max(0, grids.length - 1));
       $('cap-scrub').disabled = grids.length === 0;
-      selectWord(focus ? mostFocused(grids) : 0);
+      result = { model, image: image.src, name: image.name, words: grids.map((g) => g.word) };
+      fillModelView();
+      const start = Number.isInteger(word) && word < grids.length ? word : focus ? mostFocused(grids) : 0;
+      selectWord(start, { record: false });
       ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
     } catch (err) {
       if (id === imageId) ui.fail(err, MISSING);
@@ -220,14 +278,19 @@ export function setupCaption() {
     /** Captions the first example, unless the user has already chosen an image or run the form. */
     async autorun() {
       if (touched || image) return;
-      useModel(FIRST_EXAMPLE.model);
+      // A link with a caption state: its example image, model and word (an image that is not an example is ignored).
+      const st = INITIAL_STATE.demo === 'caption' ? INITIAL_STATE : {};
+      const src = EXAMPLES.includes(st.image) ? st.image : FIRST_EXAMPLE.src;
+      useModel(src === st.image ? (/shapes/.test(src) ? 'shapes' : 'flickr8k-mobilenet') : FIRST_EXAMPLE.model);
+      if (st.model && [...$('cap-model').options].some((o) => o.value === st.model)) useModel(st.model);
       try {
-        await loadUrl(FIRST_EXAMPLE.src);
+        await loadUrl(src);
       } catch (err) {
         ui.fail(err);
         return;
       }
-      if (!touched) await runForm({ focus: true });
+      if (!touched) await runForm({ focus: true, word: st.word });
+      if (st.view === 'model' && !$('cap-mv-panel').hidden) $('cap-mv-panel').scrollIntoView({ block: 'start' });
     },
   };
 }

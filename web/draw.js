@@ -5,12 +5,17 @@ const RAMP = [
   [247, 251, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107],
 ];
 
-/** Weight in [0, 1] → 'rgb(…)' on a white-to-dark-blue ramp. */
-export function rampColor(t) {
+/** Weight in [0, 1] → [r, g, b] on a white-to-dark-blue ramp. */
+export function rampRgb(t) {
   const x = Math.max(0, Math.min(1, Number.isFinite(t) ? t : 0)) * (RAMP.length - 1);
   const i = Math.min(RAMP.length - 2, Math.floor(x));
   const f = x - i;
-  const c = RAMP[i].map((v, k) => Math.round(v + f * (RAMP[i + 1][k] - v)));
+  return RAMP[i].map((v, k) => Math.round(v + f * (RAMP[i + 1][k] - v)));
+}
+
+/** Weight in [0, 1] → 'rgb(…)' on a white-to-dark-blue ramp. */
+export function rampColor(t) {
+  const c = rampRgb(t);
   return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
 }
 
@@ -238,7 +243,7 @@ export class HeadView {
     const n = Math.max(m.left.length, m.right.length);
     const height = top * 2 + n * rowH;
     const ctx = fitCanvas(this.canvas, width, height);
-    this.geom = { top, rowH };
+    this.geom = { top, rowH, width, height, colW };
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, width, height);
     const x0 = colW;
@@ -278,6 +283,46 @@ export class HeadView {
     });
   }
 }
+
+/**
+ * The head view as it is drawn now (same layout, heads, focused token), as an SVG document: a <line> per
+ * (head, query, key) with its opacity, a <text> per token. Tokens are escaped, never markup.
+ */
+HeadView.prototype.toSvg = function toSvg() {
+  const m = this.model;
+  if (!m || !this.geom) return null;
+  const esc = (s) => String(s).replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]);
+  const { top, rowH, width, height, colW } = this.geom;
+  const x0 = colW;
+  const x1 = width - colW;
+  const yOf = (i) => top + i * rowH + rowH / 2;
+  const nk = m.right.length;
+  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+    'font-family="system-ui, sans-serif" font-size="12">', `<rect width="${width}" height="${height}" fill="#fff"/>`];
+  m.heads.forEach((w, h) => {
+    if (!m.active.has(h)) return;
+    out.push(`<g stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" stroke-width="2">`);
+    for (let q = 0; q < m.left.length; q++) {
+      if (this.focusRow >= 0 && q !== this.focusRow) continue;
+      for (let k = 0; k < nk; k++) {
+        const a = w[q * nk + k];
+        if (a < 0.02) continue;
+        const op = Math.min(1, a * (this.focusRow >= 0 ? 1 : 0.8));
+        out.push(`<line x1="${x0 + 4}" y1="${yOf(q)}" x2="${x1 - 4}" y2="${yOf(k)}" stroke-opacity="${op.toFixed(4)}"/>`);
+      }
+    }
+    out.push('</g>');
+  });
+  m.left.forEach((t, i) => {
+    const bold = i === this.focusRow ? ' font-weight="bold" fill="#c92a2a"' : ' fill="#1d2329"';
+    out.push(`<text x="${x0 - 4}" y="${yOf(i)}" text-anchor="end" dominant-baseline="middle"${bold}>${esc(t)}</text>`);
+  });
+  m.right.forEach((t, i) => {
+    out.push(`<text x="${x1 + 4}" y="${yOf(i)}" dominant-baseline="middle" fill="#1d2329">${esc(t)}</text>`);
+  });
+  out.push('</svg>');
+  return out.join('\n');
+};
 
 /**
  * Word links between two sentences: source words on one row, target words on another, a line per link. When the

@@ -7,7 +7,7 @@ const CACHE = 'attnlens-page-v1';
 // build lacks (e.g. a task module) are skipped.
 const SHELL = [
   './', './index.html', './style.css', './app.js', './client.js', './draw.js', './maps.js', './lab.js', './translate.js',
-  './sentiment.js', './caption.js', './worker.js',
+  './sentiment.js', './caption.js', './worker.js', './modelview.js', './headstats.js', './export.js', './state.js',
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
   '../wasm/models.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
   '../wasm/pipelines/captioning.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',

@@ -5,6 +5,9 @@
 import { Heatmap, HeadView, LinkView, HEAD_COLORS } from './draw.js';
 import { runTask, runAlign as runAlignTask, statusUi, errorText } from './client.js';
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
+import { ModelView } from './modelview.js';
+import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
+import { INITIAL_STATE, writeState } from './state.js';
 
 // Everyday German (the "examples" of models/de-en-general/golden.json), then Multi30k validation sentences (the
 // golden cases of models/de-en-transformer/golden.json).
@@ -52,6 +55,40 @@ function parseMethod(method = '') {
   const extraction = /,\s*(\w+)\s*$/.exec(method)?.[1] ?? '';
   if (mh) return { layer: Number(mh[1]), head: Number(mh[2]), extraction };
   return { layer: ml ? Number(ml[1]) : undefined, head: undefined, extraction };
+}
+
+/**
+ * The model view's blocks for a result: one per attention kind (encoder self, decoder self, cross; the RNN's one cross
+ * map), rows = layers, columns = heads, at word or piece level like the head view. Labels as the head view's; `keys`
+ * (the raw tokens: '▁' marks and '</s>' kept) feed the head statistics.
+ */
+export function modelBlocks(out, words) {
+  const groups = groupMaps(words ? out.word_attentions : out.attentions);
+  const lists = words
+    ? { src: wordTexts(out.source_words), tgt: wordTexts(out.target_words) }
+    : { src: out.source_tokens ?? out.source_pieces ?? [], tgt: out.target_tokens ?? out.target_pieces ?? [] };
+  const show = words ? (l) => l : (l) => l.map(showPiece);
+  const blocks = [];
+  for (const [name, layers] of groups) {
+    const encSelf = /enc.*self/i.test(name);
+    const decSelf = /dec.*self/i.test(name);
+    const self = /self/i.test(name);
+    blocks.push({
+      name,
+      title: name.replace(/_/g, ' '),
+      headName: 'head',
+      self,
+      layers: [...layers.entries()].map(([layer, heads]) => ({
+        layer: Math.max(0, layer),
+        maps: heads.map((h) => {
+          const rowKeys = encSelf ? labelsFor(h.rows, lists.src, lists.tgt) : labelsFor(h.rows, lists.tgt, lists.src);
+          const colKeys = decSelf ? labelsFor(h.cols, lists.tgt, lists.src) : labelsFor(h.cols, lists.src, lists.tgt);
+          return { rows: h.rows, cols: h.cols, data: h.data, rowLabels: show(rowKeys), colLabels: show(colKeys), keys: colKeys };
+        }),
+      })),
+    });
+  }
+  return blocks;
 }
 
 /** Where the links come from, in words: 'layer 2 of 3, mean of its heads' (the Transformer) or 'the cross attention'. */
@@ -182,6 +219,11 @@ export function setupTranslate() {
   const aligned = view('al', idle);
   const cmpViews = { a: view('cmp-a'), b: view('cmp-b') };
   const headView = new HeadView($('tr-headview'));
+  const modelView = new ModelView($('tr-mv'), { readout: $('tr-mv-readout'), onOpen: (sel) => openMap(sel) });
+  // The URL's state (state.js): always the whole of this demo's (its form and the view), so that a link made after
+  // working in another demo still reopens this one.
+  const write = (patch) => writeState({ demo: 'translate', model: $('tr-model').value, text: $('tr-input').value.trim(), ...patch });
+  registerPng('tr-mv', () => modelView.toCanvas({ heading: results.main ? `${results.main.model}: ${results.main.input ?? ''}` : '' }));
   const example = $('tr-example');
   for (const s of EXAMPLES) example.append(new Option(s, s));
   example.addEventListener('change', () => {
@@ -216,7 +258,69 @@ export function setupTranslate() {
     $('tr-map-note').textContent = drawAlignment(main, out);
     $('tr-links-note').textContent = linksNote(out);
     fillHeadView(out);
+    fillModelView(out);
   }
+
+  function fillModelView(out) {
+    const words = level() === 'word' && out.word_attentions?.length > 0;
+    const blocks = modelBlocks(out, words);
+    $('tr-mv-panel').hidden = blocks.length === 0;
+    if (!blocks.length) { modelView.clear(); return; }
+    modelView.set(blocks);
+  }
+
+  /** A thumbnail of the model view opens its map large: in the head view (Transformer) or the heatmap (RNN). */
+  function openMap({ name, layer, head }, { scroll = true } = {}) {
+    modelView.select({ name, layer, head });
+    if (heads && heads.groups.has(name)) {
+      $('tr-kind').value = name;
+      fillLayers();
+      if (heads.groups.get(name).has(layer)) $('tr-layer').value = String(layer);
+      heads.active = new Set([head]);
+      drawHeads();
+      if (scroll) $('tr-heads-panel').scrollIntoView({ block: 'nearest' });
+      write({ view: 'head', kind: name, layer, head });
+    } else {
+      if (scroll) $('tr-map-panel').scrollIntoView({ block: 'nearest' });
+      write({ view: 'heatmap', kind: name, layer, head });
+    }
+  }
+
+  /** The head view's selection (kind, layer, the one active head if only one) into the URL. */
+  function headViewState() {
+    if (!heads) return;
+    const active = [...(heads.active ?? [])];
+    write({ view: 'head', kind: $('tr-kind').value, layer: Number($('tr-layer').value),
+      head: active.length === 1 ? active[0] : undefined });
+  }
+
+  /** The exportable maps of the current result: the model view's (the level shown). */
+  function mapsDoc() {
+    const out = results.main;
+    if (!out) return null;
+    return mapsDocument({
+      task: 'translation', model: out.model, input: out.input ?? $('tr-input').value, level: level(),
+      tokens: { source: out.source_tokens ?? [], target: out.target_tokens ?? [],
+        source_words: wordTexts(out.source_words), target_words: wordTexts(out.target_words) },
+      maps: modelView.maps(),
+    });
+  }
+  $('tr-mv-json').addEventListener('click', () => {
+    const doc = mapsDoc();
+    if (doc) downloadText(JSON.stringify(doc), `${fileName(doc.model, 'maps', doc.level)}.json`, 'application/json');
+  });
+  $('tr-mv-npy').addEventListener('click', () => {
+    const m = modelView.selectedMap() ?? modelView.maps()[0];
+    if (!m) return;
+    if (!modelView.selectedMap()) modelView.select(m);
+    const name = fileName(results.main.model, m.name, `L${m.layer + 1}`, `H${m.head + 1}`, level());
+    download(new Blob([npyBytes(m.data, [m.rows, m.cols])], { type: 'application/octet-stream' }), `${name}.npy`);
+  });
+  $('tr-headview-svg').addEventListener('click', () => {
+    const svg = headView.toSvg();
+    if (svg) downloadText(svg, `${fileName(results.main?.model, 'head-view', $('tr-kind').value, `L${Number($('tr-layer').value) + 1}`)}.svg`, 'image/svg+xml');
+  });
+  $('tr-share').addEventListener('click', () => copyLink($('tr-share')));
 
   function drawAligned() {
     const out = results.al;
@@ -289,6 +393,7 @@ export function setupTranslate() {
         if (heads.active.has(h)) heads.active.delete(h); else heads.active.add(h);
         drawHeads();
         box.children[h]?.focus();
+        headViewState();
       });
       return b;
     }));
@@ -300,8 +405,8 @@ export function setupTranslate() {
     headView.set({ left, right, heads: list.map((h) => h.data), active: heads.active });
   }
 
-  $('tr-kind').addEventListener('change', fillLayers);
-  $('tr-layer').addEventListener('change', drawHeads);
+  $('tr-kind').addEventListener('change', () => { fillLayers(); headViewState(); });
+  $('tr-layer').addEventListener('change', () => { drawHeads(); headViewState(); });
 
   async function translate(model, text, beams, extra = {}) {
     const { output, ms } = await runTask(ui, 'translation', model, text, { num_beams: beams, output_attentions: true, ...extra });
@@ -315,8 +420,41 @@ export function setupTranslate() {
   $('tr-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     ran = true;
+    write({ model: $('tr-model').value, text: $('tr-input').value.trim() });
     return runForm();
   });
+  // The URL follows the form as the person edits it.
+  $('tr-model').addEventListener('change', () => write({ model: $('tr-model').value }));
+  $('tr-input').addEventListener('change', () => write({ text: $('tr-input').value.trim() }));
+
+  // A link with a translate state: its model and sentence fill the form (the first-sight run uses them), and its
+  // view (kind, layer, head) is selected when the result arrives.
+  const st = INITIAL_STATE;
+  let pending = null;
+  if (st.demo === 'translate' || (!st.demo && (st.model || st.text))) {
+    if (st.model && [...$('tr-model').options].some((o) => o.value === st.model)) $('tr-model').value = st.model;
+    if (st.text) $('tr-input').value = st.text;
+    if (st.kind || st.view) pending = st;
+  }
+  function restoreView() {
+    if (!pending) return;
+    const p = pending;
+    pending = null;
+    const maps = modelView.maps();
+    const pick = maps.find((m) => m.name === p.kind && m.layer === (p.layer ?? m.layer) && m.head === (p.head ?? 0)) ??
+      maps.find((m) => m.name === p.kind);
+    const panel = { model: 'tr-mv-panel', head: 'tr-heads-panel', heatmap: 'tr-map-panel' }[p.view];
+    if (pick && heads && heads.groups.has(pick.name) && p.view !== 'model' && p.head === undefined) {
+      // A head-view state with several heads on: kind and layer only.
+      $('tr-kind').value = pick.name;
+      fillLayers();
+      if (p.layer !== undefined && heads.groups.get(pick.name).has(p.layer)) { $('tr-layer').value = String(p.layer); drawHeads(); }
+    } else if (pick) {
+      openMap(pick, { scroll: false });
+      if (p.view === 'model') write({ view: 'model' });
+    }
+    if (panel && !$(panel).hidden) $(panel).scrollIntoView({ block: 'start' });
+  }
 
   async function runForm() {
     const model = $('tr-model').value;
@@ -328,8 +466,9 @@ export function setupTranslate() {
       const { out, ms, text: result } = await translate(model, text, beams, { word_maps: true });
       $('tr-output').textContent = result;
       $('tr-panels').hidden = false;
-      results.main = { ...out, model };
+      results.main = { ...out, model, input: text };
       drawMain();
+      restoreView();
       ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
     } catch (err) {
       ui.fail(err, missingText(model));
