@@ -1,6 +1,7 @@
 #include "api/captioning.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -239,7 +240,7 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
   const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), cells);
   const int beams = params.num_beams > 0 ? params.num_beams : impl_->default_beams;
   const std::size_t max_len = params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
-  const models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len)
+  models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len)
                                                : dec.beam(enc, static_cast<std::size_t>(beams), max_len,
                                                           impl_->length_norm);
   CaptionResult out;
@@ -255,7 +256,7 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
     out.text += w;
   }
   for (int id : out.token_ids) out.tokens.push_back(impl_->vocab[static_cast<std::size_t>(id)]);
-  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, r.alphas);
+  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, std::move(r.alphas));
   return out;
 }
 

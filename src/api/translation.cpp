@@ -22,6 +22,10 @@ namespace {
 
 constexpr int kMaxBeams = 64;
 constexpr int kMaxNewTokensLimit = 1 << 16;
+// The most floats (64 MiB) a translation may hold in its search-time map arena (every beam row's map rows of every
+// step); beyond it the maps of the chosen hypothesis are recomputed by teacher forcing after the search. Default
+// beams stay far below it (de-en-transformer, beam 4, 256-piece source and limit: about 19 MB).
+constexpr std::size_t kMaxRecordedFloats = std::size_t{16} << 20;
 
 struct DecodingDefaults {
   int num_beams = 4;
@@ -280,9 +284,17 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   limit = std::min(limit, static_cast<double>(kMaxNewTokensLimit));
   sp.max_new_tokens = std::max(1, static_cast<int>(limit));
 
-  auto step = impl_->model->start(ids, nullptr);
+  // The maps come from the search itself: the encoder's from its one run, the decoder's recorded per step and row
+  // and read back along the chosen hypothesis (models/seq2seq.h). Only when that recording would exceed
+  // kMaxRecordedFloats (many beams over a long source and limit) are they recomputed by teacher forcing instead.
+  const bool want_maps = params.output_attentions;
+  AttentionTrace trace(want_maps);
+  auto step = impl_->model->start(ids, want_maps ? &trace : nullptr);
+  const std::size_t rows = static_cast<std::size_t>(std::max(1, sp.num_beams));
+  const std::size_t steps = static_cast<std::size_t>(sp.max_new_tokens);
+  const bool record = want_maps && step->recorded_floats(rows, steps) <= kMaxRecordedFloats;
+  if (record) step->record_maps(rows, steps);
   const decode::SearchResult r = decode::search(*step, sp);
-  step.reset();
   out.target_ids = r.tokens;
   out.score = r.score;
   for (int id : r.tokens) out.target_tokens.push_back(impl_->tokenizer.piece(id));
@@ -293,14 +305,19 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   }
   out.text = impl_->tokenizer.decode(body);
 
-  if (params.output_attentions && !r.tokens.empty()) {
-    // The maps of the chosen hypothesis: the decoder fed <s> + its tokens (but the last), step by step, exactly
-    // as during the search (the incremental decoder equals teacher forcing).
-    std::vector<int> tgt_in{text::kBosId};
-    tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
-    AttentionTrace trace;
-    impl_->model->forward(ids, tgt_in, &trace);
-    out.attentions = trace.maps();
+  if (want_maps && !r.tokens.empty()) {
+    if (record) {
+      step->trace_hypothesis(r.rows, trace);
+      step.reset();
+    } else {
+      // The decoder fed <s> + the chosen tokens (but the last), step by step, exactly as during the search.
+      step.reset();
+      trace.clear();
+      std::vector<int> tgt_in{text::kBosId};
+      tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
+      impl_->model->forward(ids, tgt_in, &trace);
+    }
+    out.attentions = trace.take();
   }
   attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   return out;
@@ -350,7 +367,7 @@ TranslationResult Translator::align(const std::string& source, const std::string
     out.token_logprobs.push_back(lp);
     out.score += lp;
   }
-  if (params.output_attentions) out.attentions = trace.maps();
+  if (params.output_attentions) out.attentions = trace.take();
   attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   return out;
 }

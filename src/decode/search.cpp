@@ -1,6 +1,7 @@
 // Greedy and beam search: models/training/translation/decoding.py ported rule for rule (see search.h).
 #include "decode/search.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -24,12 +25,6 @@ void check_start(const StepModel& model, const SearchParams& params) {
           "search: alpha and coverage_beta must be finite numbers");
 }
 
-struct Hypothesis {
-  std::vector<int> tokens;
-  float score = 0;
-  std::vector<float> coverage;  // Σ_t a_t over source positions
-};
-
 // The candidate walk's order: higher value first, equal values by ascending flat index.
 struct Candidate {
   float value;
@@ -40,10 +35,10 @@ inline bool before(const Candidate& a, const Candidate& b) {
   return a.value > b.value || (a.value == b.value && a.flat < b.flat);
 }
 
-double coverage_penalty(const std::vector<float>& coverage, double beta) {
+double coverage_penalty(const float* coverage, std::size_t n, double beta) {
   if (beta == 0.0) return 0.0;
   float sum = 0;
-  for (float c : coverage) sum += std::log(c < 1.0f ? c : 1.0f);
+  for (std::size_t s = 0; s < n; ++s) sum += std::log(coverage[s] < 1.0f ? coverage[s] : 1.0f);
   return beta * static_cast<double>(sum);
 }
 
@@ -54,6 +49,7 @@ SearchResult greedy_search(StepModel& model, const SearchParams& params) {
   const std::size_t vocab = model.vocab_size();
   std::vector<float> logits(vocab);
   SearchResult result;
+  result.tokens.reserve(static_cast<std::size_t>(std::min(params.max_new_tokens, 1024)));
   int prev = params.bos_id;
   for (int t = 0; t < params.max_new_tokens; ++t) {
     model.step(&prev, logits.data(), nullptr);
@@ -64,6 +60,7 @@ SearchResult greedy_search(StepModel& model, const SearchParams& params) {
     result.score += logits[best];
     prev = static_cast<int>(best);
     result.tokens.push_back(prev);
+    result.rows.push_back(0);
     if (prev == params.eos_id) {
       result.finished = true;
       break;
@@ -82,18 +79,41 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   const int limit = params.max_new_tokens;
   const bool want_coverage = params.coverage_beta != 0.0;
 
-  std::vector<Hypothesis> alive(1), next;
-  alive[0].coverage.assign(src, 0.0f);
-  std::vector<Hypothesis> finished;
-  std::vector<int> prev(1, params.bos_id), parents;
-  std::vector<float> logits, attention;
+  // Everything is sized once per call; the steps only reuse it (the history grows by k ints a step, amortised).
+  // Live rows of the current step: score and coverage (Σ_t a_t over source positions), double-buffered.
+  std::vector<float> score(k), next_score(k), cov(want_coverage ? k * src : 0), next_cov(cov.size());
+  std::vector<int> prev(k), next_token(k), parents(k);
+  std::vector<float> logits(k * vocab), attention(want_coverage ? k * src : 0);
+  // History, one entry per row that ran at step s (entries [begin[s], begin[s + 1])): the row's parent at step s − 1
+  // (−1 at the first step) and the token it was fed.
+  std::vector<std::size_t> begin;
+  std::vector<int> parent_of, fed;
+  const std::size_t expected = static_cast<std::size_t>(std::min(limit, 256));
+  begin.reserve(expected + 1);
+  parent_of.reserve(expected * k);
+  fed.reserve(expected * k);
+  // Finished hypotheses (at most k): the step and row that produced their last token, that token, score, coverage.
+  struct Finished {
+    int step, row, token;
+    float score;
+  };
+  std::vector<Finished> finished;
+  finished.reserve(k);
+  std::vector<float> finished_cov(want_coverage ? k * src : 0);
   std::vector<Candidate> top;
   top.reserve(2 * k + 1);
 
+  std::size_t rows = 1;
+  score[0] = 0;
+  prev[0] = params.bos_id;
   for (int t = 1; t <= limit; ++t) {
-    const std::size_t rows = alive.size();
-    logits.resize(rows * vocab);
-    attention.assign(rows * src, 0.0f);
+    const int s = t - 1;  // 0-based step
+    begin.push_back(fed.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+      parent_of.push_back(s == 0 ? -1 : parents[r]);
+      fed.push_back(prev[r]);
+    }
+    if (want_coverage) std::fill(attention.begin(), attention.begin() + static_cast<std::ptrdiff_t>(rows * src), 0.0f);
     model.step(prev.data(), logits.data(), want_coverage ? attention.data() : nullptr);
 
     // The 2k best candidates in walk order are all the walk can use: it stops after k of either kind.
@@ -102,7 +122,7 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
     for (std::size_t i = 0; i < rows; ++i) {
       float* row = logits.data() + i * vocab;
       kernels::log_softmax(row, vocab);
-      const float base = alive[i].score;
+      const float base = score[i];
       for (std::size_t w = 0; w < vocab; ++w) {
         const Candidate c{base + row[w], i * vocab + w};
         if (top.size() == keep && !before(c, top.back())) continue;
@@ -118,34 +138,36 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
     }
 
     const bool last = t == limit;
-    next.clear();
-    parents.clear();
+    std::size_t n_next = 0;
     for (const Candidate& c : top) {
       const std::size_t i = c.flat / vocab;
       const int w = static_cast<int>(c.flat % vocab);
-      Hypothesis h;
-      h.tokens = alive[i].tokens;
-      h.tokens.push_back(w);
-      h.score = c.value;
-      if (want_coverage) {
-        h.coverage = alive[i].coverage;
-        const float* a = attention.data() + i * src;
-        for (std::size_t s = 0; s < src; ++s) h.coverage[s] += a[s];
-      }
+      float* into = nullptr;  // the candidate's coverage: its row's plus this step's signal
       if (w == params.eos_id || last) {
-        finished.push_back(std::move(h));
-        if (finished.size() == k) break;
+        finished.push_back({s, static_cast<int>(i), w, c.value});
+        into = want_coverage ? finished_cov.data() + (finished.size() - 1) * src : nullptr;
       } else {
-        next.push_back(std::move(h));
-        parents.push_back(static_cast<int>(i));
-        if (next.size() == k) break;
+        next_score[n_next] = c.value;
+        next_token[n_next] = w;
+        parents[n_next] = static_cast<int>(i);
+        into = want_coverage ? next_cov.data() + n_next * src : nullptr;
+        ++n_next;
       }
+      if (into != nullptr) {
+        std::copy_n(cov.data() + i * src, src, into);
+        const float* a = attention.data() + i * src;
+        for (std::size_t p = 0; p < src; ++p) into[p] += a[p];
+      }
+      if (finished.size() == k || n_next == k) break;
     }
-    if (finished.size() >= k || last || next.empty()) break;
+    if (finished.size() >= k || last || n_next == 0) break;
+    parents.resize(n_next);  // within the capacity reserved above: no allocation
     model.reorder(parents);
-    alive.swap(next);
-    prev.resize(alive.size());
-    for (std::size_t r = 0; r < alive.size(); ++r) prev[r] = alive[r].tokens.back();
+    parents.resize(k);
+    rows = n_next;
+    score.swap(next_score);
+    cov.swap(next_cov);
+    std::copy_n(next_token.data(), rows, prev.data());
   }
 
   SearchResult result;
@@ -153,18 +175,32 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   std::size_t best = 0;
   double best_value = 0;
   for (std::size_t j = 0; j < finished.size(); ++j) {
-    const Hypothesis& h = finished[j];
-    const double lp = std::pow((5.0 + static_cast<double>(h.tokens.size())) / 6.0, params.alpha);
-    const double value = static_cast<double>(h.score) / lp + coverage_penalty(h.coverage, params.coverage_beta);
+    const double length = static_cast<double>(finished[j].step + 1);
+    const double lp = std::pow((5.0 + length) / 6.0, params.alpha);
+    const double value = static_cast<double>(finished[j].score) / lp +
+                         coverage_penalty(finished_cov.data() + j * src, want_coverage ? src : 0, params.coverage_beta);
     if (j == 0 || value > best_value) {
       best = j;
       best_value = value;
     }
   }
-  result.tokens = finished[best].tokens;
-  result.score = finished[best].score;
+  // Backtrack: row i at step s was fed fed[s][i] (the token its parent chose at step s − 1).
+  const Finished& f = finished[best];
+  const std::size_t n = static_cast<std::size_t>(f.step) + 1;
+  result.tokens.assign(n, 0);
+  result.rows.assign(n, 0);
+  result.tokens[n - 1] = f.token;
+  int row = f.row;
+  for (std::size_t s = n - 1;; --s) {
+    result.rows[s] = row;
+    if (s == 0) break;
+    const std::size_t e = begin[s] + static_cast<std::size_t>(row);
+    result.tokens[s - 1] = fed[e];
+    row = parent_of[e];
+  }
+  result.score = f.score;
   result.normalised = best_value;
-  result.finished = !result.tokens.empty() && result.tokens.back() == params.eos_id;
+  result.finished = result.tokens.back() == params.eos_id;
   result.hypotheses = static_cast<int>(finished.size());
   return result;
 }

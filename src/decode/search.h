@@ -13,6 +13,10 @@
 //              lp(L) = ((5 + L) / 6)^alpha  (GNMT length penalty, Wu et al. 2016 eq. 14; L counts </s>),
 //              cp    = beta · Σ_i log(min(Σ_t a_{t,i}, 1))  (GNMT coverage penalty; a_t = the step's attention
 //                      signal over the source positions; beta = 0 switches it off).
+// A hypothesis is never copied: each step keeps, per row it ran, the row's parent at the step before and the token
+// it was fed; the chosen hypothesis (its tokens and the model row that produced each one) comes out of one backtrack
+// at the end. Whatever the model recorded per (step, row) during the search — its attention maps — is read back
+// through SearchResult::rows (models/seq2seq.h: Seq2SeqDecoder::trace_hypothesis).
 #pragma once
 
 #include <cstddef>
@@ -49,6 +53,7 @@ struct SearchParams {
 
 struct SearchResult {
   std::vector<int> tokens;  // generated ids, the final </s> included when one was produced
+  std::vector<int> rows;    // rows[t]: the model row whose step t produced tokens[t] (greedy: all 0)
   float score = 0;          // sum of log-probabilities (float32, as accumulated)
   double normalised = 0;    // score / lp + cp (beam); equal to score for greedy
   bool finished = false;    // ended with </s>

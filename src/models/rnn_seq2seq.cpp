@@ -57,9 +57,9 @@ struct RnnCommon {
   }
 
   const float* row(int id) const {
-    require(id >= 0 && static_cast<std::size_t>(id) < vocab, "rnn-seq2seq: token id " + std::to_string(id) +
-                                                                 " is outside the vocabulary (0.." +
-                                                                 std::to_string(vocab - 1) + ")");
+    if (id < 0 || static_cast<std::size_t>(id) >= vocab)  // (built only on failure: no allocation per step)
+      throw Error("rnn-seq2seq: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                  std::to_string(vocab - 1) + ")");
     return embed.data() + static_cast<std::size_t>(id) * emb;
   }
 
@@ -93,15 +93,38 @@ typename Cell::Direction load_direction(const io::Bundle& b, const std::string& 
   return d;
 }
 
-// Teacher forcing through a StepModel, the cross map [T,S] gathered from the steps' attention signals.
-std::vector<float> forward_through(decode::StepModel& step, std::size_t vocab, const std::vector<int>& tgt_in,
-                                   AttentionTrace* trace) {
-  const std::size_t T = tgt_in.size(), S = step.source_length();
-  std::vector<float> logits(T * vocab), cross(T * S);
-  for (std::size_t t = 0; t < T; ++t) step.step(&tgt_in[t], logits.data() + t * vocab, cross.data() + t * S);
-  if (trace != nullptr && trace->enabled()) trace->record("cross", -1, -1, -1, {T, S}, cross.data());
-  return logits;
-}
+// The map arena both RNN decoders share: one attention row (S) per row and step, in that step's row order.
+class CrossRecorder {
+ public:
+  void start(std::size_t S, std::size_t rows, std::size_t steps) {
+    on_ = true;
+    S_ = S;
+    rows_.reserve(std::min<std::size_t>(steps * rows * S, std::size_t{1} << 20));  // grows past 4 MB if needed
+    begin_.reserve(std::min<std::size_t>(steps, 1024));
+  }
+  bool on() const { return on_; }
+  // Room for this step's n rows; row r's weights go to the returned pointer + r·S.
+  float* next_step(std::size_t n) {
+    begin_.push_back(rows_.size());
+    rows_.resize(rows_.size() + n * S_);
+    return rows_.data() + begin_.back();
+  }
+  // "cross" [T,S] of the hypothesis whose step t ran as row rows[t].
+  void trace(const std::vector<int>& rows, AttentionTrace& trace) const {
+    const std::size_t T = rows.size();
+    require(T <= begin_.size(), "rnn-seq2seq: trace_hypothesis beyond the recorded steps");
+    AttentionMap m{"cross", -1, -1, -1, {T, S_}, std::vector<float>(T * S_)};
+    for (std::size_t t = 0; t < T; ++t)
+      std::copy_n(rows_.data() + begin_[t] + static_cast<std::size_t>(rows[t]) * S_, S_, m.data.data() + t * S_);
+    trace.record(std::move(m));
+  }
+
+ private:
+  bool on_ = false;
+  std::size_t S_ = 0;
+  std::vector<float> rows_;
+  std::vector<std::size_t> begin_;
+};
 
 // ============================================================================================ additive (GRU)
 class RnnAdditive : public Seq2SeqModel {
@@ -144,12 +167,15 @@ class RnnAdditive : public Seq2SeqModel {
     std::vector<float> s0;      // (Dh)
   };
 
-  class Decoder : public decode::StepModel {
+  class Decoder : public Seq2SeqDecoder {
    public:
     Decoder(const RnnAdditive& m, Encoded enc) : m_(m), enc_(std::move(enc)), state_(enc_.s0) {}
     std::size_t vocab_size() const override { return m_.c_.vocab; }
     std::size_t source_length() const override { return enc_.S; }
     std::size_t rows() const override { return state_.size() / m_.dec_hidden_; }
+    void record_maps(std::size_t rows, std::size_t steps) override { rec_.start(enc_.S, rows, steps); }
+    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
+    void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
     void step(const int* prev, float* logits, float* attention) override {
       const std::size_t N = rows(), S = enc_.S, A = m_.attn_, Dh = m_.dec_hidden_, e = m_.c_.emb;
@@ -161,9 +187,11 @@ class RnnAdditive : public Seq2SeqModel {
       readout_in_.resize(Dh + C + e);
       o_.resize(N * e);
       scratch_.resize(6 * Dh);
+      float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
       for (std::size_t r = 0; r < N; ++r) {
         float* s = state_.data() + r * Dh;
         const float* ey = m_.c_.row(prev[r]);
+        float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
         // e_ti = vᵀ tanh(W_q s + b_q + U h_i)
         kernels::gemv_nt(A, Dh, s, m_.query_w_.data(), Dh, q_.data());
         kernels::add(m_.query_b_.data(), q_.data(), A);
@@ -173,12 +201,12 @@ class RnnAdditive : public Seq2SeqModel {
           kernels::add(q_.data(), t, A);
         }
         kernels::vtanh(tmp_.data(), S * A);
-        kernels::gemv_nt(S, A, m_.v_.data(), tmp_.data(), A, alpha_.data());
-        kernels::softmax(alpha_.data(), S);
-        if (attention != nullptr) std::copy_n(alpha_.data(), S, attention + r * S);
+        kernels::gemv_nt(S, A, m_.v_.data(), tmp_.data(), A, alpha);
+        kernels::softmax(alpha, S);
+        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
         // c_t = Σ a_ti h_i;  s_t = GRUCell([E y; c_t], s)
         std::copy_n(ey, e, in_.data());
-        kernels::gemv(C, S, alpha_.data(), enc_.memory.data(), C, in_.data() + e);
+        kernels::gemv(C, S, alpha, enc_.memory.data(), C, in_.data() + e);
         nn::gru_cell_step(m_.decoder_.cell(0), in_.data(), s, scratch_.data());
         // o_t = tanh(W_r [s_t; c_t; E y] + b_r)
         std::copy_n(s, Dh, readout_in_.data());
@@ -194,29 +222,30 @@ class RnnAdditive : public Seq2SeqModel {
 
     void reorder(const std::vector<int>& parents) override {
       const std::size_t Dh = m_.dec_hidden_, n = rows();
-      std::vector<float> next(parents.size() * Dh);
+      spare_.resize(parents.size() * Dh);
       for (std::size_t r = 0; r < parents.size(); ++r) {
-        require(parents[r] >= 0 && static_cast<std::size_t>(parents[r]) < n, "rnn-seq2seq: reorder row out of range");
-        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * Dh, Dh, next.data() + r * Dh);
+        if (parents[r] < 0 || static_cast<std::size_t>(parents[r]) >= n) throw Error("rnn-seq2seq: reorder row out of range");
+        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * Dh, Dh, spare_.data() + r * Dh);
       }
-      state_.swap(next);
+      state_.swap(spare_);
     }
 
    private:
     const RnnAdditive& m_;
     Encoded enc_;
-    std::vector<float> state_;  // (rows, Dh)
+    std::vector<float> state_, spare_;  // (rows, Dh)
     std::vector<float> q_, tmp_, alpha_, in_, readout_in_, o_, scratch_;
+    CrossRecorder rec_;
   };
 
-  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace*) const override {
+  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace*) const override {
     return std::make_unique<Decoder>(*this, encode(src));
   }
 
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override {
     Decoder dec(*this, encode(src));
-    return forward_through(dec, c_.vocab, tgt_in, trace);
+    return teacher_force(dec, tgt_in, trace);
   }
 
  private:
@@ -284,7 +313,7 @@ class RnnGeneral : public Seq2SeqModel {
     std::vector<float> h0, c0;  // (D)
   };
 
-  class Decoder : public decode::StepModel {
+  class Decoder : public Seq2SeqDecoder {
    public:
     Decoder(const RnnGeneral& m, Encoded enc) : m_(m), enc_(std::move(enc)) {
       const std::size_t L = m_.decoder_.size(), D = m_.D_;
@@ -299,6 +328,9 @@ class RnnGeneral : public Seq2SeqModel {
     std::size_t vocab_size() const override { return m_.c_.vocab; }
     std::size_t source_length() const override { return enc_.S; }
     std::size_t rows() const override { return state_.size() / row_size_; }
+    void record_maps(std::size_t rows, std::size_t steps) override { rec_.start(enc_.S, rows, steps); }
+    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
+    void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
     void step(const int* prev, float* logits, float* attention) override {
       const std::size_t N = rows(), S = enc_.S, D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
@@ -307,8 +339,10 @@ class RnnGeneral : public Seq2SeqModel {
       alpha_.resize(S);
       cat_.resize(2 * D);
       o_.resize(N * e);
+      float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
       for (std::size_t r = 0; r < N; ++r) {
         float* st = state_.data() + r * row_size_;
+        float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
         float* feed = st + L * 2 * D;
         // x_t = [E y; htilde_{t−1}]
         std::copy_n(m_.c_.row(prev[r]), e, x_.data());
@@ -320,11 +354,11 @@ class RnnGeneral : public Seq2SeqModel {
         }
         const float* h_top = st + (L - 1) * 2 * D;
         // score_i = h_tᵀ (W_a hbar_i)
-        kernels::gemv_nt(S, D, h_top, enc_.keys.data(), D, alpha_.data());
-        kernels::softmax(alpha_.data(), S);
-        if (attention != nullptr) std::copy_n(alpha_.data(), S, attention + r * S);
+        kernels::gemv_nt(S, D, h_top, enc_.keys.data(), D, alpha);
+        kernels::softmax(alpha, S);
+        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
         // htilde = tanh(W_c [c_t; h_t])
-        kernels::gemv(D, S, alpha_.data(), enc_.memory.data(), D, cat_.data());
+        kernels::gemv(D, S, alpha, enc_.memory.data(), D, cat_.data());
         std::copy_n(h_top, D, cat_.data() + D);
         float* o = o_.data() + r * e;
         kernels::gemv_nt(e, 2 * D, cat_.data(), m_.combine_w_.data(), 2 * D, o);
@@ -336,31 +370,32 @@ class RnnGeneral : public Seq2SeqModel {
 
     void reorder(const std::vector<int>& parents) override {
       const std::size_t n = rows();
-      std::vector<float> next(parents.size() * row_size_);
+      spare_.resize(parents.size() * row_size_);
       for (std::size_t r = 0; r < parents.size(); ++r) {
-        require(parents[r] >= 0 && static_cast<std::size_t>(parents[r]) < n, "rnn-seq2seq: reorder row out of range");
+        if (parents[r] < 0 || static_cast<std::size_t>(parents[r]) >= n) throw Error("rnn-seq2seq: reorder row out of range");
         std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * row_size_, row_size_,
-                    next.data() + r * row_size_);
+                    spare_.data() + r * row_size_);
       }
-      state_.swap(next);
+      state_.swap(spare_);
     }
 
    private:
     const RnnGeneral& m_;
     Encoded enc_;
     std::size_t row_size_ = 0;
-    std::vector<float> state_;  // (rows, row_size)
+    std::vector<float> state_, spare_;  // (rows, row_size)
     std::vector<float> x_, gates_, alpha_, cat_, o_;
+    CrossRecorder rec_;
   };
 
-  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace*) const override {
+  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace*) const override {
     return std::make_unique<Decoder>(*this, encode(src));
   }
 
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override {
     Decoder dec(*this, encode(src));
-    return forward_through(dec, c_.vocab, tgt_in, trace);
+    return teacher_force(dec, tgt_in, trace);
   }
 
  private:

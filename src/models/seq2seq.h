@@ -12,6 +12,24 @@
 
 namespace attnlens::models {
 
+// A translator's incremental decoder (decode::StepModel) that can also record its attention while it searches.
+// With record_maps() on, every step() keeps, for each row it runs, that row's map rows of the step (every map of
+// the model: one query row per layer and head) in one per-call arena; reorder() moves nothing there, so a row of
+// step t stays addressable as (t, row). trace_hypothesis() then reads one hypothesis back — rows[t] = the row whose
+// step t produced its token t (decode::SearchResult::rows) — as the maps a teacher-forced run over its tokens
+// records: decoder self row t attends over the positions of that row's ancestors, which the KV cache copied.
+class Seq2SeqDecoder : public decode::StepModel {
+ public:
+  // Starts recording from the next step on; `rows` and `steps` size the arena up front (it grows if they are
+  // exceeded).
+  virtual void record_maps(std::size_t rows, std::size_t steps) = 0;
+  // Floats the arena would hold for `rows` rows over `steps` steps at most (the caller's memory bound).
+  virtual std::size_t recorded_floats(std::size_t rows, std::size_t steps) const = 0;
+  // Appends the decoder maps of one recorded hypothesis to `trace` (Transformer: decoder_self [T,T] zero above the
+  // diagonal, then cross [T,S], per layer and head; RNNs: cross [T,S]), T = rows.size() ≤ steps recorded.
+  virtual void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const = 0;
+};
+
 class Seq2SeqModel {
  public:
   virtual ~Seq2SeqModel() = default;
@@ -23,15 +41,21 @@ class Seq2SeqModel {
   virtual std::size_t max_target_positions() const = 0;
 
   // Encodes `src` (ids in [0, vocab), non-empty) and returns a decoder holding one row, before its first step.
-  // Records the encoder's own attention maps (if any) into `trace` when it is given.
-  virtual std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace* trace) const = 0;
+  // Records the encoder's own attention maps (if any) into `trace` when it is given (the one encoder run: the
+  // decoder's maps come from the same decoder through record_maps / trace_hypothesis).
+  virtual std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const = 0;
 
-  // Teacher forcing, computed incrementally step by step exactly as decoding does: feeds tgt_in[t] at step t and
-  // returns the logits of every step (tgt_in.size() × vocab). With `trace`, records every attention map:
+  // Teacher forcing, computed incrementally step by step exactly as decoding does (one row, recording its maps):
+  // feeds tgt_in[t] at step t and returns the logits of every step (tgt_in.size() × vocab). With `trace`, records
+  // every attention map:
   //   Transformer: encoder_self [S,S], decoder_self [T,T] (zero above the diagonal), cross [T,S], one map per
   //                layer and head;   RNNs: cross [T,S] (layer −1, head −1).
   virtual std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                                      AttentionTrace* trace) const = 0;
 };
+
+// Teacher forcing through a started decoder (one row): tgt_in[t] fed at step t, logits (T × vocab) returned; with
+// an enabled `trace`, the decoder records its maps on the way and they are appended (rows all 0).
+std::vector<float> teacher_force(Seq2SeqDecoder& decoder, const std::vector<int>& tgt_in, AttentionTrace* trace);
 
 }  // namespace attnlens::models

@@ -95,14 +95,23 @@ ShowAttendTell::Encoded ShowAttendTell::encode(const float* grid, std::size_t ce
 
 void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha,
                           float* beta) const {
+  StepScratch scratch;
+  step(enc, prev_word, h, c, logits, alpha, beta, scratch);
+}
+
+void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha,
+                          float* beta, StepScratch& scratch) const {
   const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim, M = cfg_.embed_dim;
   const std::size_t L = enc.cells;
-  require(prev_word >= 0 && static_cast<std::size_t>(prev_word) < cfg_.vocab_size,
-          "show-attend-tell: word id " + std::to_string(prev_word) + " is outside the vocabulary");
+  // (if/throw rather than require(): messages are built only on failure, no allocation per step)
+  if (prev_word < 0 || static_cast<std::size_t>(prev_word) >= cfg_.vocab_size)
+    throw Error("show-attend-tell: word id " + std::to_string(prev_word) + " is outside the vocabulary");
   // e_i = wᵀ tanh(keys_i + W_q h + b_q) + b_w
-  std::vector<float> q(att_hidden_b_);
+  std::vector<float>& q = scratch.q;
+  q.assign(att_hidden_b_.begin(), att_hidden_b_.end());
   kernels::gemv_nt(A, H, h, att_hidden_w_.data(), H, q.data(), true);
-  std::vector<float> tmp(A);
+  std::vector<float>& tmp = scratch.tmp;
+  tmp.resize(A);
   for (std::size_t i = 0; i < L; ++i) {
     const float* k = enc.keys.data() + i * A;
     for (std::size_t j = 0; j < A; ++j) tmp[j] = k[j] + q[j];
@@ -111,7 +120,8 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
   }
   kernels::softmax(alpha, L);
   // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
-  std::vector<float> x(M + P);
+  std::vector<float>& x = scratch.x;
+  x.resize(M + P);
   std::copy_n(embed_.data() + static_cast<std::size_t>(prev_word) * M, M, x.data());
   float* z = x.data() + M;
   kernels::gemv(P, L, alpha, enc.p.data(), P, z);
@@ -125,26 +135,31 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
   w.weight_ih = lstm_w_ih_.data();
   w.weight_hh = lstm_w_hh_.data();
   w.bias = lstm_bias_.data();
-  std::vector<float> gates(4 * H);
+  std::vector<float>& gates = scratch.gates;
+  gates.resize(4 * H);
   nn::lstm_cell_step(w, x.data(), h, c, gates.data());
   // logits = W_o h + b_o
   std::copy(fc_b_.begin(), fc_b_.end(), logits);
   kernels::gemv_nt(cfg_.vocab_size, H, h, fc_w_.data(), H, logits, true);
   // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
-  require(first_non_finite(logits, cfg_.vocab_size) == cfg_.vocab_size,
-          "show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the input "
-          "features corrupt?");
+  if (first_non_finite(logits, cfg_.vocab_size) != cfg_.vocab_size)
+    throw Error("show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the "
+                "input features corrupt?");
 }
 
 SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len) const {
   if (max_len == 0) max_len = cfg_.max_len;
   const std::size_t V = cfg_.vocab_size, L = enc.cells;
   SatDecodeResult r;
+  r.alphas.reserve(max_len * L);
+  r.logits.reserve(max_len * V);
+  r.betas.reserve(max_len);
   std::vector<float> h = enc.h0, c = enc.c0, logits(V), alpha(L), logp(V);
+  StepScratch scratch;
   int prev = cfg_.start_id;
   for (std::size_t t = 0; t < max_len; ++t) {
     float beta = 0;
-    step(enc, prev, h.data(), c.data(), logits.data(), alpha.data(), &beta);
+    step(enc, prev, h.data(), c.data(), logits.data(), alpha.data(), &beta, scratch);
     // argmax, first maximum wins (torch.argmax)
     const int next = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     r.alphas.insert(r.alphas.end(), alpha.begin(), alpha.end());
@@ -169,34 +184,53 @@ SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::
   require(beam >= 1, "show-attend-tell: num_beams must be at least 1");
   if (max_len == 0) max_len = cfg_.max_len;
   const std::size_t V = cfg_.vocab_size, L = enc.cells, H = cfg_.hidden_dim;
-  struct Hyp {
-    std::vector<int> tokens;     // includes a final <end> when finished
-    std::vector<float> alphas;   // [steps × L]
-    std::vector<float> betas;
-    float score = 0;
-    std::vector<float> h, c;
+  // Sized once per call. Live rows of the current step: state (h, c), score, the word they are fed; the `next_`
+  // buffers receive the kept extensions and are swapped in.
+  std::vector<float> h(beam * H), c(beam * H), next_h(beam * H), next_c(beam * H);
+  std::vector<float> score(beam), next_score(beam);
+  std::vector<int> word(beam), next_word(beam), parents(beam);
+  std::copy(enc.h0.begin(), enc.h0.end(), h.begin());
+  std::copy(enc.c0.begin(), enc.c0.end(), c.begin());
+  score[0] = 0;
+  word[0] = cfg_.start_id;
+  // History, one entry per row that ran at step s (entries [begin[s], begin[s + 1])): α [L] and β written by the
+  // step itself, the row's parent at step s − 1 (−1 at the first step) and the word it was fed.
+  std::vector<std::size_t> begin;
+  std::vector<int> parent_of, fed;
+  std::vector<float> alphas, betas;
+  begin.reserve(max_len);
+  parent_of.reserve(max_len * beam);
+  fed.reserve(max_len * beam);
+  alphas.reserve(max_len * beam * L);
+  betas.reserve(max_len * beam);
+  // A hypothesis = its last word, chosen at `step` from row `row`; `length` words, a final <end> included.
+  struct Ended {
+    std::size_t step;
+    int row, word;
+    float score;
   };
-  std::vector<Hyp> hyps(1);
-  hyps[0].h = enc.h0;
-  hyps[0].c = enc.c0;
-  std::vector<Hyp> finished;
-  std::vector<float> cand, alpha_all, beta_all, h_all, c_all, logits(V);
-  std::vector<std::size_t> order;
+  std::vector<Ended> finished;
+  finished.reserve(2 * beam);
+  std::vector<float> cand(beam * V);
+  std::vector<std::size_t> order(beam * V);
+  StepScratch scratch;
+  std::size_t k = 1, last_step = 0;
   for (std::size_t t = 0; t < max_len; ++t) {
-    const std::size_t k = hyps.size();
-    cand.resize(k * V);
-    alpha_all.resize(k * L);
-    beta_all.resize(k);
-    h_all.resize(k * H);
-    c_all.resize(k * H);
+    last_step = t;
+    begin.push_back(fed.size());
     for (std::size_t i = 0; i < k; ++i) {
-      std::copy(hyps[i].h.begin(), hyps[i].h.end(), h_all.begin() + static_cast<std::ptrdiff_t>(i * H));
-      std::copy(hyps[i].c.begin(), hyps[i].c.end(), c_all.begin() + static_cast<std::ptrdiff_t>(i * H));
-      const int prev = hyps[i].tokens.empty() ? cfg_.start_id : hyps[i].tokens.back();
+      parent_of.push_back(t == 0 ? -1 : parents[i]);
+      fed.push_back(word[i]);
+    }
+    alphas.resize(fed.size() * L);
+    betas.resize(fed.size());
+    float* alpha_t = alphas.data() + begin.back() * L;
+    float* beta_t = betas.data() + begin.back();
+    for (std::size_t i = 0; i < k; ++i) {
       float* lp = cand.data() + i * V;
-      step(enc, prev, h_all.data() + i * H, c_all.data() + i * H, lp, alpha_all.data() + i * L, &beta_all[i]);
+      step(enc, word[i], h.data() + i * H, c.data() + i * H, lp, alpha_t + i * L, beta_t + i, scratch);
       kernels::log_softmax(lp, V);
-      for (std::size_t w = 0; w < V; ++w) lp[w] = lp[w] + hyps[i].score;  // float32, as torch adds them
+      for (std::size_t w = 0; w < V; ++w) lp[w] = lp[w] + score[i];  // float32, as torch adds them
     }
     // the `beam` best of the k·V candidates: descending score, ties → lower flat index
     const std::size_t n_keep = std::min(beam, k * V);
@@ -204,50 +238,63 @@ SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n_keep), order.end(),
                       [&](std::size_t a, std::size_t b) { return cand[a] > cand[b] || (cand[a] == cand[b] && a < b); });
-    std::vector<Hyp> next;
+    std::size_t n_next = 0;
     for (std::size_t j = 0; j < n_keep; ++j) {
       const std::size_t src = order[j] / V;
       const int w = static_cast<int>(order[j] % V);
-      Hyp nh;
-      nh.tokens = hyps[src].tokens;
-      nh.tokens.push_back(w);
-      nh.alphas = hyps[src].alphas;
-      nh.alphas.insert(nh.alphas.end(), alpha_all.begin() + static_cast<std::ptrdiff_t>(src * L),
-                       alpha_all.begin() + static_cast<std::ptrdiff_t>((src + 1) * L));
-      nh.betas = hyps[src].betas;
-      nh.betas.push_back(beta_all[src]);
-      nh.score = cand[order[j]];
-      nh.h.assign(h_all.begin() + static_cast<std::ptrdiff_t>(src * H),
-                  h_all.begin() + static_cast<std::ptrdiff_t>((src + 1) * H));
-      nh.c.assign(c_all.begin() + static_cast<std::ptrdiff_t>(src * H),
-                  c_all.begin() + static_cast<std::ptrdiff_t>((src + 1) * H));
       if (w == cfg_.end_id) {
-        finished.push_back(std::move(nh));
-      } else {
-        next.push_back(std::move(nh));
+        finished.push_back({t, static_cast<int>(src), w, cand[order[j]]});
+        continue;
       }
+      next_score[n_next] = cand[order[j]];
+      next_word[n_next] = w;
+      parents[n_next] = static_cast<int>(src);
+      std::copy_n(h.data() + src * H, H, next_h.data() + n_next * H);
+      std::copy_n(c.data() + src * H, H, next_c.data() + n_next * H);
+      ++n_next;
     }
-    if (finished.size() >= beam || next.empty()) break;
-    hyps = std::move(next);
+    if (finished.size() >= beam || n_next == 0) break;
+    k = n_next;
+    h.swap(next_h);
+    c.swap(next_c);
+    score.swap(next_score);
+    word.swap(next_word);
   }
-  const std::vector<Hyp>& pool = finished.empty() ? hyps : finished;
-  auto norm = [&](const Hyp& x) {
-    return length_norm != 0 ? static_cast<double>(x.score) / std::pow(static_cast<double>(x.tokens.size()), length_norm)
-                            : static_cast<double>(x.score);
+  if (begin.empty()) return SatDecodeResult{};  // no step ran
+  // No hypothesis finished (max_len reached): the live ones, each the extension chosen at the last step.
+  std::vector<Ended> live;
+  if (finished.empty())
+    for (std::size_t i = 0; i < k; ++i) live.push_back({last_step, parents[i], word[i], score[i]});
+  const std::vector<Ended>& pool = finished.empty() ? live : finished;
+  auto norm = [&](const Ended& x) {
+    return length_norm != 0
+               ? static_cast<double>(x.score) / std::pow(static_cast<double>(x.step + 1), length_norm)
+               : static_cast<double>(x.score);
   };
   std::size_t best = 0;
   for (std::size_t i = 1; i < pool.size(); ++i)
     if (norm(pool[i]) > norm(pool[best])) best = i;  // max(): the first of equal scores wins
-  const Hyp& b = pool[best];
+  // Backtrack: row i at step s was fed fed[s][i] (the word its parent chose at step s − 1).
+  const Ended& b = pool[best];
+  const std::size_t n = b.step + 1;
   SatDecodeResult r;
-  r.tokens = b.tokens;
-  if (!r.tokens.empty() && r.tokens.back() == cfg_.end_id) {
+  r.tokens.assign(n, 0);
+  r.alphas.resize(n * L);
+  r.betas.resize(n);
+  r.tokens[n - 1] = b.word;
+  int row = b.row;
+  for (std::size_t s = n; s-- > 0;) {
+    const std::size_t e = begin[s] + static_cast<std::size_t>(row);
+    std::copy_n(alphas.data() + e * L, L, r.alphas.data() + s * L);
+    r.betas[s] = betas[e];
+    if (s > 0) r.tokens[s - 1] = fed[e];
+    row = parent_of[e];
+  }
+  if (r.tokens.back() == cfg_.end_id) {
     r.tokens.pop_back();
     r.finished = true;
   }
-  r.alphas = b.alphas;
-  r.betas = b.betas;
-  r.steps = b.betas.size();
+  r.steps = n;
   r.score = b.score;
   return r;
 }

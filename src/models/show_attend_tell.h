@@ -23,6 +23,8 @@
 //           ties; score / len^length_norm when length_norm > 0), or the best active one when none finished.
 //   This differs from decode/search.h (which refills the beam with `k` live hypotheses and finishes separately,
 //   with GNMT penalties), so the captioner keeps this search: the trained model's reference is sat.beam_decode.
+//   Hypotheses are not copied: each step keeps α and β of every row it ran plus the row's parent and fed word, and
+//   the answer's tokens, α and β come out of one backtrack at the end (memory O(steps · beam · L)).
 #pragma once
 
 #include <cstddef>
@@ -68,8 +70,14 @@ class ShowAttendTell {
   // grid [cells × feat_dim] → projected features, keys and the initial state.
   Encoded encode(const float* grid, std::size_t cells) const;
 
+  // Buffers one step needs, sized by the first step and reused by the next ones (no allocation per step).
+  struct StepScratch {
+    std::vector<float> q, tmp, x, gates;
+  };
   // One step of one hypothesis: h, c [H] in/out; writes logits [V], alpha [L] and beta.
   void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta) const;
+  void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta,
+            StepScratch& scratch) const;
 
   // max_len 0 → the config's max_len.
   SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0) const;

@@ -161,11 +161,13 @@ void TransformerSeq2Seq::embed(const int* ids, std::size_t n, std::size_t first_
                                float* x) const {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t pos = first_pos + i * pos_step;
-    require(ids[i] >= 0 && static_cast<std::size_t>(ids[i]) < vocab_,
-            "transformer-seq2seq: token id " + std::to_string(ids[i]) + " is outside the vocabulary (0.." +
-                std::to_string(vocab_ - 1) + ")");
-    require(pos < max_positions_, "transformer-seq2seq: position " + std::to_string(pos) +
-                                      " is beyond max_positions " + std::to_string(max_positions_));
+    // (if/throw rather than require(): the messages are built only on failure, no allocation per token)
+    if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= vocab_)
+      throw Error("transformer-seq2seq: token id " + std::to_string(ids[i]) + " is outside the vocabulary (0.." +
+                  std::to_string(vocab_ - 1) + ")");
+    if (pos >= max_positions_)
+      throw Error("transformer-seq2seq: position " + std::to_string(pos) + " is beyond max_positions " +
+                  std::to_string(max_positions_));
     const float* e = embed_.data() + static_cast<std::size_t>(ids[i]) * d_;
     const float* pe = pe_.data() + pos * d_;
     float* xi = x + i * d_;
@@ -223,13 +225,14 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
 }
 
 // ------------------------------------------------------------------------------------------------ decoder
-class TransformerSeq2Seq::Decoder : public decode::StepModel {
+class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
  public:
   Decoder(const TransformerSeq2Seq& m, std::shared_ptr<const Encoded> enc)
       : m_(m), enc_(std::move(enc)), cap_(m.max_positions_) {
     self_k_.resize(m_.dec_.size());
     self_v_.resize(m_.dec_.size());
     resize_rows(1);
+    scores_.resize(std::max(cap_, enc_->length));
   }
 
   std::size_t vocab_size() const override { return m_.vocab_; }
@@ -237,12 +240,49 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
   std::size_t rows() const override { return rows_; }
   std::size_t position() const { return pos_; }
 
-  void step(const int* prev, float* logits, float* attention) override { run(prev, logits, attention, nullptr); }
+  // Floats of one row's maps at step t: per layer and head a self row (t + 1) and a cross row (S).
+  std::size_t block(std::size_t t) const { return m_.dec_.size() * m_.heads_ * (t + 1 + enc_->length); }
 
-  // One step; with `maps`, also the attention maps of row 0.
-  void run(const int* prev, float* logits, float* attention, StepMaps* maps) {
-    require(pos_ < cap_, "transformer-seq2seq: the decoder reached max_positions " + std::to_string(cap_));
-    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, S = enc_->length;
+  void record_maps(std::size_t rows, std::size_t steps) override {
+    recording_ = true;
+    const std::size_t n = recorded_floats(rows, std::min(steps, cap_ - pos_));
+    rec_.reserve(rec_.size() + std::min<std::size_t>(n, std::size_t{1} << 22));  // grows past 16 MB if needed
+    rec_begin_.reserve(rec_begin_.size() + std::min(steps, cap_));
+  }
+
+  std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
+    std::size_t n = 0;
+    for (std::size_t t = pos_; t < pos_ + steps; ++t) n += rows * block(t);
+    return n;
+  }
+
+  void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override {
+    const std::size_t T = rows.size(), S = enc_->length, H = m_.heads_, nl = m_.dec_.size();
+    require(T <= rec_begin_.size(), "transformer-seq2seq: trace_hypothesis beyond the recorded steps");
+    // (layer, head) → [T,T] and [T,S], filled one query row per step from the row that produced it.
+    std::vector<AttentionMap> self(nl * H), cross(nl * H);
+    for (std::size_t l = 0; l < nl; ++l)
+      for (std::size_t hd = 0; hd < H; ++hd) {
+        const int li = static_cast<int>(l), hi = static_cast<int>(hd);
+        self[l * H + hd] = AttentionMap{"decoder_self", li, hi, -1, {T, T}, std::vector<float>(T * T, 0.0f)};
+        cross[l * H + hd] = AttentionMap{"cross", li, hi, -1, {T, S}, std::vector<float>(T * S)};
+      }
+    for (std::size_t t = 0; t < T; ++t) {
+      const float* b = rec_.data() + rec_begin_[t] + static_cast<std::size_t>(rows[t]) * block(t);
+      for (std::size_t m = 0; m < nl * H; ++m) {
+        std::copy_n(b + m * (t + 1), t + 1, self[m].data.data() + t * T);
+        std::copy_n(b + nl * H * (t + 1) + m * S, S, cross[m].data.data() + t * S);
+      }
+    }
+    for (auto& map : self) trace.record(std::move(map));
+    for (auto& map : cross) trace.record(std::move(map));
+  }
+
+  // One step for every row: prev[r] at position pos_ → logits (rows, V); attention (rows, S), when given, the
+  // last layer's cross attention averaged over heads (the coverage signal).
+  void step(const int* prev, float* logits, float* attention) override {
+    if (pos_ >= cap_) throw Error("transformer-seq2seq: the decoder reached max_positions " + std::to_string(cap_));
+    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, S = enc_->length, nl = m_.dec_.size();
     const std::size_t T = pos_ + 1;
     const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(dh));
     x_.resize(N * d);
@@ -252,14 +292,22 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
     ctx_.resize(N * d);
     a_.resize(N * d);
     ff_.resize(N * m_.d_ff_);
-    scores_.resize(std::max(T, S));
+    // Where each softmax row lives: in the map arena while recording (row r's block of this step), else scratch.
+    float* rec = nullptr;
+    if (recording_) {
+      rec_begin_.push_back(rec_.size());
+      rec_.resize(rec_.size() + N * block(pos_));
+      rec = rec_.data() + rec_begin_.back();
+    }
+    auto self_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
+      return rec != nullptr ? rec + r * block(pos_) + (l * H + hd) * T : scores_.data();
+    };
+    auto cross_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
+      return rec != nullptr ? rec + r * block(pos_) + nl * H * T + (l * H + hd) * S : scores_.data();
+    };
     m_.embed(prev, N, pos_, 0, x_.data());  // every row is at position pos_
     if (attention != nullptr) std::fill(attention, attention + N * S, 0.0f);
-    if (maps != nullptr) {
-      maps->self.assign(m_.dec_.size(), std::vector<float>(H * T));
-      maps->cross.assign(m_.dec_.size(), std::vector<float>(H * S));
-    }
-    for (std::size_t l = 0; l < m_.dec_.size(); ++l) {
+    for (std::size_t l = 0; l < nl; ++l) {
       const DecoderLayer& L = m_.dec_[l];
       // Self-attention over this row's cached positions 0..pos (the new one appended first).
       norm_rows(L.norm1, x_.data(), N, d, m_.eps_, h_.data());
@@ -272,12 +320,11 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
         std::memcpy(kr + pos_ * d, kv_.data() + r * d, d * sizeof(float));
         std::memcpy(vr + pos_ * d, kv_.data() + N * d + r * d, d * sizeof(float));
         for (std::size_t hd = 0; hd < H; ++hd) {
-          float* p = scores_.data();
+          float* p = self_row(r, l, hd);  // (T) weights of this row, head and layer
           kernels::gemv_nt(T, dh, q_.data() + r * d + hd * dh, kr + hd * dh, d, p);
           kernels::scale(inv_sqrt, p, T);
           kernels::softmax(p, T);
           kernels::gemv(dh, T, p, vr + hd * dh, d, ctx_.data() + r * d + hd * dh);
-          if (maps != nullptr && r == 0) std::copy(p, p + T, maps->self[l].data() + hd * T);
         }
       }
       linear(L.self_attn.o, ctx_.data(), N, a_.data());
@@ -287,15 +334,14 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
       linear(L.cross_attn.q, h_.data(), N, q_.data());
       const float* ck = enc_->cross_k[l].data();
       const float* cv = enc_->cross_v[l].data();
-      const bool last_layer = l + 1 == m_.dec_.size();
+      const bool last_layer = l + 1 == nl;
       for (std::size_t r = 0; r < N; ++r)
         for (std::size_t hd = 0; hd < H; ++hd) {
-          float* p = scores_.data();
+          float* p = cross_row(r, l, hd);  // (S)
           kernels::gemv_nt(S, dh, q_.data() + r * d + hd * dh, ck + hd * dh, d, p);
           kernels::scale(inv_sqrt, p, S);
           kernels::softmax(p, S);
           kernels::gemv(dh, S, p, cv + hd * dh, d, ctx_.data() + r * d + hd * dh);
-          if (maps != nullptr && r == 0) std::copy(p, p + S, maps->cross[l].data() + hd * S);
           // Coverage signal: the last layer's cross-attention averaged over heads.
           if (attention != nullptr && last_layer) kernels::add(p, attention + r * S, S);
         }
@@ -313,10 +359,10 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
   }
 
   void reorder(const std::vector<int>& parents) override {
-    require(!parents.empty(), "transformer-seq2seq: reorder to zero rows");
+    if (parents.empty()) throw Error("transformer-seq2seq: reorder to zero rows");
     const std::size_t d = m_.d_;
     for (int p : parents)
-      require(p >= 0 && static_cast<std::size_t>(p) < rows_, "transformer-seq2seq: reorder row out of range");
+      if (p < 0 || static_cast<std::size_t>(p) >= rows_) throw Error("transformer-seq2seq: reorder row out of range");
     for (std::size_t l = 0; l < m_.dec_.size(); ++l)
       for (auto* cache : {&self_k_[l], &self_v_[l]}) {
         spare_.resize(parents.size() * cap_ * d);
@@ -344,43 +390,22 @@ class TransformerSeq2Seq::Decoder : public decode::StepModel {
   std::vector<std::vector<float>> self_k_, self_v_;  // per layer (rows, cap, d)
   std::vector<float> spare_;
   std::vector<float> x_, h_, q_, kv_, ctx_, a_, ff_, scores_;
+  // The map arena: step t's rows start at rec_[rec_begin_[t]], block(t) floats each, in that step's row order.
+  bool recording_ = false;
+  std::vector<float> rec_;
+  std::vector<std::size_t> rec_begin_;
 };
 
-std::unique_ptr<decode::StepModel> TransformerSeq2Seq::start(const std::vector<int>& src, AttentionTrace* trace) const {
+std::unique_ptr<Seq2SeqDecoder> TransformerSeq2Seq::start(const std::vector<int>& src, AttentionTrace* trace) const {
   return std::make_unique<Decoder>(*this, encode(src, trace));
 }
 
 std::vector<float> TransformerSeq2Seq::forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                                                AttentionTrace* trace) const {
-  const bool tracing = trace != nullptr && trace->enabled();
+  require(tgt_in.size() <= max_positions_, "transformer-seq2seq: the target has " + std::to_string(tgt_in.size()) +
+                                               " positions, more than max_positions " + std::to_string(max_positions_));
   Decoder dec(*this, encode(src, trace));
-  const std::size_t T = tgt_in.size(), S = src.size(), H = heads_, nl = dec_.size();
-  require(T <= max_positions_, "transformer-seq2seq: the target has " + std::to_string(T) +
-                                   " positions, more than max_positions " + std::to_string(max_positions_));
-  std::vector<float> logits(T * vocab_);
-  // (layer, head, T, T) and (layer, head, T, S), filled one query row per step.
-  std::vector<float> self_maps(tracing ? nl * H * T * T : 0, 0.0f), cross_maps(tracing ? nl * H * T * S : 0, 0.0f);
-  StepMaps maps;
-  for (std::size_t t = 0; t < T; ++t) {
-    dec.run(&tgt_in[t], logits.data() + t * vocab_, nullptr, tracing ? &maps : nullptr);
-    if (!tracing) continue;
-    for (std::size_t l = 0; l < nl; ++l)
-      for (std::size_t hd = 0; hd < H; ++hd) {
-        std::copy_n(maps.self[l].data() + hd * (t + 1), t + 1, self_maps.data() + ((l * H + hd) * T + t) * T);
-        std::copy_n(maps.cross[l].data() + hd * S, S, cross_maps.data() + ((l * H + hd) * T + t) * S);
-      }
-  }
-  if (tracing) {
-    for (std::size_t l = 0; l < nl; ++l)
-      for (std::size_t hd = 0; hd < H; ++hd)
-        trace->record("decoder_self", static_cast<int>(l), static_cast<int>(hd), -1, {T, T},
-                      self_maps.data() + (l * H + hd) * T * T);
-    for (std::size_t l = 0; l < nl; ++l)
-      for (std::size_t hd = 0; hd < H; ++hd)
-        trace->record("cross", static_cast<int>(l), static_cast<int>(hd), -1, {T, S},
-                      cross_maps.data() + (l * H + hd) * T * S);
-  }
-  return logits;
+  return teacher_force(dec, tgt_in, trace);
 }
 
 }  // namespace attnlens::models

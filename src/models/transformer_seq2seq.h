@@ -6,7 +6,9 @@
 //   logits = LN_dec(y)·Eᵀ (no output bias)
 //   MultiHead(Q,K,V) = Concat(head_1..h)·W_Oᵀ + b_O, head_i = softmax(Q_i K_iᵀ/√d_h)·V_i, FFN = W2 relu(W1 x + b1) + b2
 // Decoding is incremental: every decoder layer keeps the keys/values of earlier positions (KV cache); the cross
-// keys/values of the memory are computed once per sentence and shared by every beam row.
+// keys/values of the memory are computed once per sentence and shared by every beam row. With record_maps(), each
+// step's softmax is computed in place in the per-call map arena: per row of step t, [layer][head] self rows (t + 1)
+// then [layer][head] cross rows (S); trace_hypothesis() gathers a hypothesis' rows into [T,T] and [T,S] maps.
 //
 // Bundle (config.json "architecture": "transformer-seq2seq"): vocab_size, d_model, heads, d_ff, encoder_layers,
 // decoder_layers, max_positions, layer_norm_eps, embedding_scale; the fixed choices norm "pre", activation "relu",
@@ -31,7 +33,7 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   std::size_t vocab_size() const override { return vocab_; }
   std::size_t max_source_ids() const override { return max_positions_; }
   std::size_t max_target_positions() const override { return max_positions_ - 1; }
-  std::unique_ptr<decode::StepModel> start(const std::vector<int>& src, AttentionTrace* trace) const override;
+  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const override;
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override;
 
@@ -68,12 +70,6 @@ class TransformerSeq2Seq : public Seq2SeqModel {
     std::vector<std::vector<float>> cross_k;   // per decoder layer (S, d)
     std::vector<std::vector<float>> cross_v;   // per decoder layer (S, d)
   };
-  // Per-step attention of row 0, for teacher forcing with a trace.
-  struct StepMaps {
-    std::vector<std::vector<float>> self;   // per layer (H, pos+1)
-    std::vector<std::vector<float>> cross;  // per layer (H, S)
-  };
-
   class Decoder;
 
  private:

@@ -29,6 +29,12 @@ class AttentionTrace {
               const float* data);
 
   const std::vector<AttentionMap>& maps() const { return maps_; }
+  // Moves the maps out (the trace is left empty).
+  std::vector<AttentionMap> take() {
+    std::vector<AttentionMap> out;
+    out.swap(maps_);
+    return out;
+  }
   std::size_t size() const { return maps_.size(); }
   void clear() { maps_.clear(); }
   // All maps with this name, in recording order.

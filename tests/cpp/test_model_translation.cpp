@@ -445,3 +445,111 @@ TEST_CASE("translation: a merges file that does not fit the vocabulary is refuse
   CHECK(attnlens::api::Translator::from_memory(cfg, weights, {{"bpe.vocab", vocab}, {"bpe.merges", merges}}, "de-en")
             ->vocab_size() == 8104);
 }
+
+namespace {
+
+// The maps a search recorded (encoder from its one run, decoder rows read back along the chosen hypothesis) against
+// a second, teacher-forced run over <s> + the chosen tokens: the same maps, in the same order, within `tol`.
+void check_recorded_maps(const attnlens::models::Seq2SeqModel& model, const std::vector<int>& src,
+                         const attnlens::decode::SearchParams& p, float tol) {
+  AttentionTrace recorded;
+  auto step = model.start(src, &recorded);
+  step->record_maps(static_cast<std::size_t>(p.num_beams), static_cast<std::size_t>(p.max_new_tokens));
+  const auto r = attnlens::decode::search(*step, p);
+  REQUIRE(!r.tokens.empty());
+  REQUIRE(r.rows.size() == r.tokens.size());
+  step->trace_hypothesis(r.rows, recorded);
+
+  // The same search without recording picks the same tokens and score.
+  auto plain = model.start(src, nullptr);
+  const auto r2 = attnlens::decode::search(*plain, p);
+  CHECK(r2.tokens == r.tokens);
+  CHECK(r2.score == r.score);
+
+  std::vector<int> tgt_in{2};
+  tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
+  AttentionTrace forced;
+  model.forward(src, tgt_in, &forced);
+  REQUIRE(recorded.size() == forced.size());
+  float worst = 0;
+  for (std::size_t i = 0; i < forced.size(); ++i) {
+    const auto& a = recorded.maps()[i];
+    const auto& b = forced.maps()[i];
+    CAPTURE(b.name);
+    CAPTURE(b.layer);
+    CAPTURE(b.head);
+    REQUIRE(a.name == b.name);
+    REQUIRE(a.layer == b.layer);
+    REQUIRE(a.head == b.head);
+    REQUIRE(a.dims == b.dims);
+    for (std::size_t k = 0; k < a.data.size(); ++k) worst = std::max(worst, std::fabs(a.data[k] - b.data[k]));
+  }
+  INFO("largest difference " << worst);
+  CHECK(worst <= tol);
+}
+
+}  // namespace
+
+TEST_CASE("translation: maps recorded during greedy and beam search equal teacher forcing of the chosen tokens") {
+  for (const char* name : {"de-en-transformer"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("models/") + name);
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    const attnlens::models::TransformerSeq2Seq model(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    for (std::size_t i = 0; i < 4; ++i) {
+      const auto& c = golden_json["cases"][i];
+      CAPTURE(c["name"].get<std::string>());
+      const std::vector<int> src = ids_of(c["source_ids"]);
+      attnlens::decode::SearchParams p;
+      p.max_new_tokens = static_cast<int>(2 * src.size() + 10);
+      for (int beams : {1, 4, 12}) {  // 12 > 8: the beam rows go through one GEMM, not row by row
+        CAPTURE(beams);
+        p.num_beams = beams;
+        p.coverage_beta = beams == 4 ? 0.2 : 0.0;  // the coverage signal computed beside the recording
+        check_recorded_maps(model, src, p, beams <= 8 ? 0.0f : 1e-4f);
+      }
+    }
+  }
+  for (const char* name : {"rnn-additive", "rnn-general"}) {
+    CAPTURE(name);
+    const std::string dir = source_path(std::string("tests/goldens/translation/") + name);
+    const auto model = attnlens::models::make_rnn_seq2seq(attnlens::io::Bundle::load(dir));
+    const auto golden_json = read_json(dir + "/golden.json");
+    for (const auto& c : golden_json["cases"]) {
+      const std::vector<int> src = ids_of(c["source_ids"]);
+      attnlens::decode::SearchParams p;
+      p.max_new_tokens = static_cast<int>(2 * src.size() + 10);
+      for (int beams : {1, 3}) {
+        p.num_beams = beams;
+        p.coverage_beta = beams == 3 ? 0.2 : 0.0;
+        check_recorded_maps(*model, src, p, 0.0f);
+      }
+    }
+  }
+}
+
+TEST_CASE("translation: api::Translator returns the search's maps, equal to a forced decode of its output") {
+  const auto tr = attnlens::api::Translator::load(source_path("models/de-en-transformer"));
+  const auto golden_json = read_json(source_path("models/de-en-transformer/golden.json"));
+  const auto& c = golden_json["cases"][2];
+  for (int beams : {1, 4}) {
+    CAPTURE(beams);
+    attnlens::api::TranslationParams p;
+    p.num_beams = beams;
+    const auto out = tr->translate(c["source"].get<std::string>(), p);
+    CHECK(out.target_ids == ids_of(c[beams == 1 ? "greedy" : "beam4"]["ids"]));
+    const auto model = attnlens::models::TransformerSeq2Seq(
+        attnlens::io::Bundle::load(source_path("models/de-en-transformer")));
+    std::vector<int> tgt_in{2};
+    tgt_in.insert(tgt_in.end(), out.target_ids.begin(), out.target_ids.end() - 1);
+    AttentionTrace forced;
+    model.forward(out.source_ids, tgt_in, &forced);
+    REQUIRE(out.attentions.size() == forced.size());
+    for (std::size_t i = 0; i < forced.size(); ++i) {
+      CHECK(out.attentions[i].name == forced.maps()[i].name);
+      CHECK(out.attentions[i].dims == forced.maps()[i].dims);
+      CHECK(out.attentions[i].data == forced.maps()[i].data);
+    }
+  }
+}
