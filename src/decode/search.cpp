@@ -178,7 +178,8 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
     const double length = static_cast<double>(finished[j].step + 1);
     const double lp = std::pow((5.0 + length) / 6.0, params.alpha);
     const double value = static_cast<double>(finished[j].score) / lp +
-                         coverage_penalty(finished_cov.data() + j * src, want_coverage ? src : 0, params.coverage_beta);
+                         coverage_penalty(want_coverage ? finished_cov.data() + j * src : nullptr,
+                                                   want_coverage ? src : 0, params.coverage_beta);
     if (j == 0 || value > best_value) {
       best = j;
       best_value = value;
