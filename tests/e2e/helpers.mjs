@@ -14,6 +14,22 @@ export function hasBundle(name) {
   return existsSync(path.join(ROOT, 'models', name, 'config.json'));
 }
 
+/** Why the browser tests are skipped here ('' → false when they can run). */
+export const BROWSER_SKIP = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
+  : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)` : false;
+
+export const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
+/** Whether this build ships the task's module and the model's bundle. */
+export const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
+
+/** 404s the page may meet on purpose: bundles or task modules this build does not ship (for watchProblems). */
+export function allowMissing(url) {
+  const m = /\/models\/([^/]+)\//.exec(url);
+  if (m) return !hasBundle(m[1]);
+  const t = /\/wasm\/pipelines\/([a-z]+)\.js/.exec(url);
+  return Boolean(t) && !existsSync(pipelineModule(t[1]));
+}
+
 export async function launch({ width = 1280, height = 900 } = {}) {
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(path.join(os.tmpdir(), 'attnlens-e2e-'));

@@ -9,14 +9,11 @@
 // (window.attnlensTestHooks.call on a page opened with ?test-hooks=1). ATTNLENS_LOAD_REQUESTS changes the count.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { serve } from '../../scripts/serve.mjs';
-import { CHROMIUM, ROOT, hasBundle, launch } from './helpers.mjs';
+import { BROWSER_SKIP, ROOT, hasBundle, launch } from './helpers.mjs';
 
 const MODELS = ['sst2-selfattn', 'sst2-relation', 'de-en-general', 'shapes'];
-const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
-  : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)`
-    : MODELS.some((m) => !hasBundle(m)) ? `needs the bundles ${MODELS.join(', ')}` : false;
+const skip = BROWSER_SKIP || (MODELS.some((m) => !hasBundle(m)) ? `needs the bundles ${MODELS.join(', ')}` : false);
 
 const REQUESTS = Number(process.env.ATTNLENS_LOAD_REQUESTS || 1000);
 const WARMUP = 100;

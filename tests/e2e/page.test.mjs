@@ -9,10 +9,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { serve, CSP } from '../../scripts/serve.mjs';
-import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems, watchCsp, canvasProbe } from './helpers.mjs';
+import {
+  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, launch, watchProblems, watchCsp,
+  canvasProbe,
+} from './helpers.mjs';
 
-const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
-  : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)` : false;
+const skip = BROWSER_SKIP;
 
 // Expected outputs come from the PyTorch goldens (the beam-4 outputs in models/de-en-transformer/golden.json, written
 // by the recipe's make_goldens.py with the bundle's own decoding defaults) and the SST-2 labels of
@@ -55,16 +57,6 @@ async function linksMatch(p, sel, ref) {
   assert.equal(drawn.n, ref.alignment.length, `${sel}: one line per link`);
   assert.equal(drawn.pairs, ref.alignment.map(([s, t]) => `${s}-${t}`).join(' '), `${sel}: the same links`);
   assert.ok((await canvasProbe(p, sel)).color > 300, `${sel}: the links drawing has ink`);
-}
-const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
-const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
-
-// 404s the page may meet on purpose: bundles or task modules this build does not ship.
-function allowMissing(url) {
-  const m = /\/models\/([^/]+)\//.exec(url);
-  if (m) return !hasBundle(m[1]);
-  const t = /\/wasm\/pipelines\/([a-z]+)\.js/.exec(url);
-  return Boolean(t) && !existsSync(pipelineModule(t[1]));
 }
 
 let server;

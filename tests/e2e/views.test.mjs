@@ -9,23 +9,16 @@
 // model-view-selfattn.png, model-view-caption.png and model-view-dark-390.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { serve } from '../../scripts/serve.mjs';
-import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems, watchCsp, canvasProbe } from './helpers.mjs';
+import {
+  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, launch, watchProblems, watchCsp, canvasProbe,
+} from './helpers.mjs';
 import { headStats, formatStats, STAT_KEYS } from '../../web/headstats.js';
 
-const skip = process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1'
-  : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH)` : false;
-const pipelineModule = (task) => path.join(ROOT, 'wasm', 'pipelines', `${task}.js`);
-const available = (task, model) => existsSync(pipelineModule(task)) && hasBundle(model);
-function allowMissing(url) {
-  const m = /\/models\/([^/]+)\//.exec(url);
-  if (m) return !hasBundle(m[1]);
-  const t = /\/wasm\/pipelines\/([a-z]+)\.js/.exec(url);
-  return Boolean(t) && !existsSync(pipelineModule(t[1]));
-}
+const skip = BROWSER_SKIP;
 // de-en-general: 3 encoder and 3 decoder layers of 4 heads (models/de-en-general/config.json), so 3 × 4 maps per kind.
 const GENERAL = { layers: 3, heads: 4 };
 if (hasBundle('de-en-general')) {

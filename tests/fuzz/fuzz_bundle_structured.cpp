@@ -189,9 +189,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
   const auto& all = fuzz::templates();
-  const std::size_t n_fast = all.size() - 1;  // the last template is mobilenet-v2
-  const std::size_t pick = data[0] % (2 * n_fast + 1);
-  const std::size_t t = pick == 2 * n_fast ? all.size() - 1 : pick % n_fast;
+  const std::size_t t = fuzz::pick_template(data[0]);
   const unsigned knob = data[1];
   if ((size - 2) / 4 > 64) return 0;  // at most 64 edits
 

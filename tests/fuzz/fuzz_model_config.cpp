@@ -20,15 +20,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
-  const auto& all = fuzz::templates();
-  const std::size_t n_fast = all.size() - 1;  // the last template is mobilenet-v2
-  const std::size_t pick = data[0] % (2 * n_fast + 1);
-  const std::size_t t = pick == 2 * n_fast ? all.size() - 1 : pick % n_fast;
+  const std::size_t t = fuzz::pick_template(data[0]);
   const unsigned knob = data[1];
   const std::string config(reinterpret_cast<const char*>(data + 2), size - 2);
 
   std::map<std::string, fuzz::TensorSpec> tensors = fuzz::base_tensors(t);
-  std::map<std::string, std::string> files = all[t].files;
+  std::map<std::string, std::string> files = fuzz::templates()[t].files;
   for (const auto& [name, text] : fuzz::family_files(fuzz::family_of_architecture(fuzz::architecture_of(config))))
     files.emplace(name, text);
   const std::string weights = fuzz::weights_for(config, files, tensors);
