@@ -8,11 +8,15 @@ No torch needed.
 Metrics: BLEU-4 = nltk corpus_bleu, default weights, no smoothing, x100, one hypothesis per source line.
   bleu_lc_tok:       hypothesis and reference lowercased and split by the regex \\w+|[^\\w\\s]
   bleu_cased_detok:  the engine's detokenized output against the raw reference, case kept, same split
---beam 1 is greedy decoding. Decoding settings not given (alpha, max length) come from the bundle's config.
+--beam 1 is greedy decoding.
+--no-final-punct: input as people type it in chat, without the final . ? ! … — the source lines lose their final
+punctuation; hypotheses and references lose theirs too before scoring, and the same split with the punctuated input
+is scored the same way beside it (rows "input": "no-final-punct" and "as-is"), so the two numbers compare. Decoding settings not given (alpha, max length) come from the bundle's config.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -52,6 +56,52 @@ def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None):
     return hyps, seconds
 
 
+_FINAL_PUNCT = re.compile(r"\s*[.?!…]+[\"'“”»«]*\s*$")
+
+
+def strip_final_punct(line):
+    """'Wie geht es dir?' -> 'Wie geht es dir'; a line that is only punctuation is kept as it is."""
+    out = _FINAL_PUNCT.sub("", line)
+    return out if out.strip() else line
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"\w+")
+
+
+def english_numbers(number):
+    """The English spellings a German number may take: '2,50' -> {'2.50'}; '1.000' -> {'1,000', '1000'}; '3' -> {'3'}."""
+    if "," in number and "." not in number:
+        return {number.replace(",", ".")}  # decimal comma
+    if "." in number and "," not in number and all(len(g) == 3 for g in number.split(".")[1:]):
+        return {number.replace(".", ","), number.replace(".", "")}  # thousands dots (also a date/time: kept below)
+    return {number, number.replace(",", "#").replace(".", ",").replace("#", ".")}
+
+
+def passthrough(srcs, refs, hyps):
+    """Do numbers and names come through? numbers: every number of a source line (digits, with . or , inside) whose
+    English spelling (english_numbers) is in the reference — counted as passed when the hypothesis has it too.
+    names: source words written with a capital that are not the line's first word and appear verbatim (same case) in
+    the reference — German nouns are capitalised too, but they rarely appear unchanged in English, so what is left
+    is mostly names (Tom, Berlin)."""
+    n_num = ok_num = n_name = ok_name = 0
+    for s, r, h in zip(srcs, refs, hyps):
+        h_nums = set(_NUMBER.findall(h))
+        for num in _NUMBER.findall(s):
+            forms = english_numbers(num) | {num}
+            if forms & set(_NUMBER.findall(r)):
+                n_num += 1
+                ok_num += bool(forms & h_nums)
+        words = _WORD.findall(s)
+        r_words, h_words = set(_WORD.findall(r)), set(_WORD.findall(h))
+        for w in words[1:]:
+            if w[:1].isupper() and w in r_words:
+                n_name += 1
+                ok_name += w in h_words
+    return {"numbers": n_num, "numbers_passed": round(100.0 * ok_num / max(n_num, 1), 1),
+            "names": n_name, "names_passed": round(100.0 * ok_name / max(n_name, 1), 1)}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bundle", default=os.path.join(REPO, "models", "de-en-transformer"))
@@ -65,6 +115,8 @@ def main():
     p.add_argument("--limit", type=int, help="first N sentences only: code checks, never a reported number")
     p.add_argument("--hyps-out", help="write the hypotheses of the first beam width here")
     p.add_argument("--json-out", help="append each result as one JSON line here")
+    p.add_argument("--no-final-punct", action="store_true",
+                   help="also translate the sources without their final punctuation; score both without it")
     args = p.parse_args()
     cli = find_engine_cli(args.cli)
     if args.split == "tatoeba_dev":
@@ -81,14 +133,24 @@ def main():
         decoding = json.load(f).get("decoding", {})
     alpha = args.alpha if args.alpha is not None else decoding.get("alpha")
     results = []
-    for k, beam in enumerate(args.beam):
-        hyps, seconds = translate(cli, args.bundle, src, beam, args.alpha, args.max_new_tokens)
+    inputs = [("as-is", src)]
+    if args.no_final_punct:
+        refs = [strip_final_punct(r) for r in refs]
+        inputs.append(("no-final-punct", [strip_final_punct(s) for s in src]))
+    for k, (beam, (variant, lines)) in enumerate((b, v) for b in args.beam for v in inputs):
+        hyps, seconds = translate(cli, args.bundle, lines, beam, args.alpha, args.max_new_tokens)
+        if args.no_final_punct:
+            hyps = [strip_final_punct(h) for h in hyps]
         res = {"model": os.path.relpath(os.path.abspath(args.bundle), REPO), "split": args.split,
                "sentences": len(hyps), "beam": beam, "alpha": alpha if beam > 1 else None,
                "bleu_lc_tok": round(corpus_bleu(hyps, refs, lowercase=True), 2),
                "bleu_cased_detok": round(corpus_bleu(hyps, refs, lowercase=False), 2),
                "decode_seconds": round(seconds, 1), "sentences_per_second": round(len(hyps) / seconds, 1),
-               "limited": bool(args.limit), "engine": "attnlens-cli (native)"}
+               "limited": bool(args.limit), "engine": "attnlens-cli (native)",
+               "passthrough": passthrough(lines, refs, hyps)}
+        if args.no_final_punct:
+            res["input"] = variant
+            res["scored"] = "final punctuation stripped from hypotheses and references"
         results.append(res)
         print(json.dumps(res), flush=True)
         if args.hyps_out and k == 0:

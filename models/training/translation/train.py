@@ -60,6 +60,12 @@ def parse_args(argv=None):
     p.add_argument("--init-range", type=float, default=0.0,
                    help="rnn-general: U(-r, r) init of LSTM/linear parameters (OpenNMT's 0.1); 0 = PyTorch defaults")
     p.add_argument("--max-len", type=int, default=100, help="skip training pairs longer than this (ids)")
+    p.add_argument("--drop-final-punct", type=float, default=0.0,
+                   help="probability that a training pair ending in . ? ! on both sides loses that final piece on "
+                        "both sides (input typed without final punctuation; augment.py)")
+    p.add_argument("--swap-numbers", type=float, default=0.0,
+                   help="probability that a pair with the same number on both sides gets a random other number in "
+                        "its place on both sides (augment.py)")
     p.add_argument("--stop-at", help="also stop cleanly at this UTC wall-clock time, HH:MM (today)")
     p.add_argument("--val-bleu-from", type=int, default=1, help="first epoch whose val greedy BLEU is computed")
     p.add_argument("--lr-scale", type=float, help="on --resume: set the plateau step-size factor (e.g. 1.0)")
@@ -231,6 +237,9 @@ def main():
         budget = min(budget, (stop_time - now).total_seconds())
         print(f"time budget: {budget / 60:.1f} min", flush=True)
     train_src, train_tgt = enc["train"]
+    from augment import NumberSwapper, drop_final_punct, final_punct_ids, load_pieces
+    final_punct = final_punct_ids(load_pieces(prefix))
+    swap_numbers = NumberSwapper(prefix, cli, seed=args.seed) if args.swap_numbers > 0 else None
     stop = False
     while state["epoch"] < args.epochs and not stop:
         epoch = state["epoch"]
@@ -253,9 +262,18 @@ def main():
                 stop = True
                 break
             idx = batches[bi]
-            s = pad_batch([train_src[i] for i in idx], suffix=EOS)
-            ti = pad_batch([train_tgt[i] for i in idx], prefix=BOS)
-            to = pad_batch([train_tgt[i] for i in idx], suffix=EOS)
+            rows_src, rows_tgt = [train_src[i] for i in idx], [train_tgt[i] for i in idx]
+            rows_links = [align_labels[i] for i in idx] if align_labels is not None else None
+            if args.drop_final_punct > 0:
+                rows_src, rows_tgt, rows_links = drop_final_punct(
+                    rows_src, rows_tgt, rows_links, final_punct, args.drop_final_punct,
+                    random.Random(f"{args.seed}-{epoch}-{bi}"))
+            if swap_numbers is not None:
+                rows_src, rows_tgt, rows_links = swap_numbers(
+                    rows_src, rows_tgt, rows_links, args.swap_numbers, random.Random(f"numbers-{args.seed}-{epoch}-{bi}"))
+            s = pad_batch(rows_src, suffix=EOS)
+            ti = pad_batch(rows_tgt, prefix=BOS)
+            to = pad_batch(rows_tgt, suffix=EOS)
             for g in opt.param_groups:
                 g["lr"] = lr_at(args, state["global_step"] + 1, state["lr_scale"])
             logits, attns = model(s, ti)
@@ -263,8 +281,7 @@ def main():
                                    label_smoothing=args.label_smoothing)
             if align_labels is not None:
                 from align_labels import alignment_loss
-                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head],
-                                        [align_labels[i] for i in idx])
+                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head], rows_links)
                 loss = loss + args.align_weight * a_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
