@@ -21,6 +21,7 @@
 #include "attention/multi_head.h"
 #include "attention/pointer.h"
 #include "attention/position_memory.h"
+#include "attention/rollout.h"
 #include "attention/scores.h"
 #include "attention/self_attention.h"
 #include "attention/visual.h"
@@ -742,6 +743,45 @@ TensorMap run_doubly_stochastic_penalty(Inputs& in, Params& params) {
                                                              lambda))}};
 }
 
+// maps [L, n, n], or [L, H, n, n] whose heads are averaged first → the layers' maps in order.
+std::vector<float> layer_means(Inputs& in, std::size_t& layers, std::size_t& n) {
+  const Tensor& maps = in.get("maps");
+  require(maps.rank() == 3 || maps.rank() == 4,
+          in.op() + ": input 'maps' must be [L, n, n] or [L, H, n, n], got " + dims_to_string(maps.dims));
+  const std::size_t r = maps.rank();
+  layers = maps.dims[0];
+  n = maps.dims[r - 1];
+  require(maps.dims[r - 2] == n, in.op() + ": input 'maps' must hold square maps, got " + dims_to_string(maps.dims));
+  const std::size_t heads = r == 4 ? maps.dims[1] : 1;
+  require(heads > 0, in.op() + ": input 'maps' has no heads");
+  std::vector<float> out(layers * n * n, 0.0f);
+  for (std::size_t l = 0; l < layers; ++l) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      const float* src = maps.data.data() + (l * heads + h) * n * n;
+      for (std::size_t x = 0; x < n * n; ++x) out[l * n * n + x] += src[x] / static_cast<float>(heads);
+    }
+  }
+  return out;
+}
+
+TensorMap run_attention_rollout(Inputs& in, Params& params) {
+  std::size_t layers = 0, n = 0;
+  const std::vector<float> maps = layer_means(in, layers, n);
+  const double residual = params.number("residual", 0.5);
+  Tensor rollout({layers, n, n});
+  att::attention_rollout(maps.data(), layers, n, residual, rollout.data.data());
+  return {{"rollout", std::move(rollout)}};
+}
+
+TensorMap run_attention_flow(Inputs& in, Params& params) {
+  std::size_t layers = 0, n = 0;
+  const std::vector<float> maps = layer_means(in, layers, n);
+  const double residual = params.number("residual", 0.5);
+  Tensor flow({n, n});
+  att::attention_flow(maps.data(), layers, n, residual, flow.data.data());
+  return {{"flow", std::move(flow)}};
+}
+
 OpEntry op(OpInfo info, OpFn fn) { return OpEntry{std::move(info), std::move(fn)}; }
 
 OpFn pairwise(const char* name) {
@@ -874,6 +914,16 @@ const std::vector<OpEntry>& registry() {
     r.push_back(op({"doubly_stochastic_penalty", "composite", "λ Σ_i (1 − Σ_t α_ti)²", "Xu et al. 2015",
                     {"alphas[T,N]"}, {}, {"penalty[1]"}, R"({"lambda": 1})"},
                    run_doubly_stochastic_penalty));
+    r.push_back(op({"attention_rollout", "analysis",
+                    "Ã_l = r I + (1 − r) A_l (A_l: the mean of layer l's heads);  R_1 = Ã_1,  R_l = Ã_l R_{l−1}",
+                    "Abnar & Zuidema 2020", {"maps[L,n,n] or [L,H,n,n]"}, {}, {"rollout[L,n,n]"},
+                    R"({"residual": 0.5})"},
+                   run_attention_rollout));
+    r.push_back(op({"attention_flow", "analysis",
+                    "F[i,j] = max flow from input j to output i through layers of capacities Ã_l = r I + (1 − r) A_l",
+                    "Abnar & Zuidema 2020", {"maps[L,n,n] or [L,H,n,n]"}, {}, {"flow[n,n]"},
+                    R"({"residual": 0.5})"},
+                   run_attention_flow));
     return r;
   }();
   return ops;

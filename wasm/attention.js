@@ -107,6 +107,9 @@ export const OP_NAMES = Object.freeze([
   'position_weighted_memory',
   'visual_soft_attention',
   'doubly_stochastic_penalty',
+  // analysis of a model's maps
+  'attention_rollout',
+  'attention_flow',
 ]);
 
 /**

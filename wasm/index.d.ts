@@ -78,7 +78,9 @@ export type OpName =
   | 'coverage_penalty'
   | 'position_weighted_memory'
   | 'visual_soft_attention'
-  | 'doubly_stochastic_penalty';
+  | 'doubly_stochastic_penalty'
+  | 'attention_rollout'
+  | 'attention_flow';
 
 export const OP_NAMES: readonly OpName[];
 export function listOps(): OpInfo[];
@@ -193,6 +195,10 @@ export interface AttentionCatalogue {
   /** λ Σ_i (1 − Σ_t α_ti)² (Xu et al. 2015).
    *  inputs: alphas[T,N] → penalty[1]; params: {"lambda": 1} */
   doublyStochasticPenalty(inputs: Tensors, params?: Params): Tensors;
+  /** Abnar & Zuidema 2020: maps [L,n,n] or [L,H,n,n] → rollout [L,n,n] (cumulative after each layer); params {residual: 0.5}. */
+  attentionRollout(inputs: Tensors, params?: Params): Tensors;
+  /** Abnar & Zuidema 2020: maps [L,n,n] or [L,H,n,n] → flow [n,n] (max flow input j → output i); n ≤ 128; params {residual: 0.5}. */
+  attentionFlow(inputs: Tensors, params?: Params): Tensors;
 }
 
 export const attention: AttentionCatalogue;

@@ -16,6 +16,7 @@
 //   coverage.h                   coverage attention (Tu 2016), GNMT coverage penalty
 //   position_memory.h            Tang 2016's four position-weighted memories + content attention
 //   visual.h                     Show, Attend and Tell soft attention with gate + doubly stochastic penalty
+//   rollout.h                    attention rollout and attention flow (Abnar & Zuidema 2020)
 //   trace_record.h               record weights into an AttentionTrace
 #pragma once
 
@@ -28,6 +29,7 @@
 #include "attention/multi_head.h"
 #include "attention/pointer.h"
 #include "attention/position_memory.h"
+#include "attention/rollout.h"
 #include "attention/scores.h"
 #include "attention/self_attention.h"
 #include "attention/trace_record.h"

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "attention/attention.h"
+#include "common.h"
 #include "golden.h"
 
 namespace at = attnlens::attention;
@@ -459,4 +461,73 @@ TEST_CASE("golden: visual_soft_attention and doubly_stochastic_penalty") {
         a.data.data(), a.dim(0), a.dim(1), gc.params.at("lambda").get<double>()));
     CHECK_GOLDEN(gc, "penalty", &penalty, 1);
   }
+}
+
+namespace {
+
+// [L, n, n] maps, or [L, H, n, n] averaged over heads (what the API does before calling the op).
+std::vector<float> golden_layer_maps(const GoldenCase& gc, std::size_t& layers, std::size_t& n) {
+  const auto& maps = gc.input("maps");
+  const std::size_t r = maps.dims.size();
+  layers = maps.dim(0);
+  n = maps.dim(r - 1);
+  const std::size_t heads = r == 4 ? maps.dim(1) : 1;
+  std::vector<float> out(layers * n * n, 0.0f);
+  for (std::size_t l = 0; l < layers; ++l)
+    for (std::size_t h = 0; h < heads; ++h)
+      for (std::size_t x = 0; x < n * n; ++x)
+        out[l * n * n + x] += maps.data[(l * heads + h) * n * n + x] / static_cast<float>(heads);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("golden: attention_rollout and attention_flow (Abnar & Zuidema 2020)") {
+  for (const auto& gc : load_op("attention_rollout").cases) {
+    std::size_t layers = 0, n = 0;
+    const std::vector<float> maps = golden_layer_maps(gc, layers, n);
+    std::vector<float> rollout(layers * n * n, -7.0f);
+    at::attention_rollout(maps.data(), layers, n, gc.params.at("residual").get<double>(), rollout.data());
+    CHECK_GOLDEN(gc, "rollout", rollout);
+    // Every cumulative rollout is row-stochastic.
+    for (std::size_t row = 0; row < layers * n; ++row) {
+      float sum = 0.0f;
+      for (std::size_t j = 0; j < n; ++j) sum += rollout[row * n + j];
+      CHECK(sum == doctest::Approx(1.0f).epsilon(1e-5));
+    }
+  }
+  for (const auto& gc : load_op("attention_flow").cases) {
+    std::size_t layers = 0, n = 0;
+    const std::vector<float> maps = golden_layer_maps(gc, layers, n);
+    std::vector<float> flow(n * n, -7.0f);
+    at::attention_flow(maps.data(), layers, n, gc.params.at("residual").get<double>(), flow.data());
+    CHECK_GOLDEN(gc, "flow", flow);
+    for (float f : flow) CHECK((f >= 0.0f && f <= 1.0f + 1e-5f));
+  }
+}
+
+TEST_CASE("attention_rollout and attention_flow refuse what they cannot use") {
+  const std::vector<float> ok = {0.5f, 0.5f, 0.25f, 0.75f};
+  std::vector<float> out(8);
+  CHECK_THROWS_AS(at::attention_rollout(ok.data(), 0, 2, 0.5, out.data()), attnlens::Error);
+  CHECK_THROWS_AS(at::attention_rollout(ok.data(), 1, 0, 0.5, out.data()), attnlens::Error);
+  CHECK_THROWS_AS(at::attention_rollout(ok.data(), 1, 2, 1.5, out.data()), attnlens::Error);
+  CHECK_THROWS_AS(at::attention_flow(ok.data(), 1, 2, -0.1, out.data()), attnlens::Error);
+  const std::vector<float> bad = {0.5f, std::numeric_limits<float>::quiet_NaN(), 0.25f, 0.75f};
+  CHECK_THROWS_AS(at::attention_rollout(bad.data(), 1, 2, 0.5, out.data()), attnlens::Error);
+  CHECK_THROWS_AS(at::attention_flow(bad.data(), 1, 2, 0.5, out.data()), attnlens::Error);
+  const std::size_t big = at::kMaxFlowPositions + 1;
+  std::vector<float> eye(big * big, 0.0f), flow(big * big);
+  for (std::size_t i = 0; i < big; ++i) eye[i * big + i] = 1.0f;
+  CHECK_THROWS_AS(at::attention_flow(eye.data(), 1, big, 0.5, flow.data()), attnlens::Error);
+  // Identity maps: all of output i comes from input i, through both measures.
+  const std::vector<float> eye3 = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  std::vector<float> r3(18), f3(9);
+  at::attention_rollout(eye3.data(), 2, 3, 0.5, r3.data());
+  at::attention_flow(eye3.data(), 2, 3, 0.5, f3.data());
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) {
+      CHECK(r3[9 + i * 3 + j] == (i == j ? 1.0f : 0.0f));
+      CHECK(f3[i * 3 + j] == doctest::Approx(i == j ? 1.0 : 0.0));
+    }
 }

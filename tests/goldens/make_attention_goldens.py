@@ -57,6 +57,8 @@ position_weighted_memory    model (1-4), hop, b_att     embeddings [T,d], [locat
 visual_soft_attention       b_beta                      features [N,da], h [dh], w [dt,dh], u [dt,da],  alpha [N], beta [1], context [da]
                                                         bias [dt], v [dt], w_beta [dh]
 doubly_stochastic_penalty   lambda                      alphas [T,N]                                    penalty [1]
+attention_rollout           residual                    maps [L,n,n] or [L,H,n,n]                       rollout [L,n,n]
+attention_flow              residual                    maps [L,n,n] or [L,H,n,n]                       flow [n,n]
 """
 import json
 import math
@@ -584,6 +586,91 @@ def main():
     gen_co_attention()
     gen_pointer_coverage()
     gen_tang_visual()
+    gen_rollout_flow()
+
+
+# ---------------------------------------------------------------- analysis: rollout and flow (Abnar & Zuidema 2020)
+def max_flow_dinic(cap, s, t):
+    """Maximum flow value by Dinic's algorithm (level graph + blocking flows), float64, on a dense capacity matrix.
+    Written independently of the engine's Edmonds-Karp: the value of a maximum flow is unique, the flows are not."""
+    n = len(cap)
+    res = [row[:] for row in cap]
+    total = 0.0
+    while True:
+        level = [-1] * n
+        level[s] = 0
+        queue = [s]
+        for u in queue:
+            for v in range(n):
+                if level[v] < 0 and res[u][v] > 1e-12:
+                    level[v] = level[u] + 1
+                    queue.append(v)
+        if level[t] < 0:
+            return total
+        nxt = [0] * n
+
+        def push(u, f):
+            if u == t:
+                return f
+            while nxt[u] < n:
+                v = nxt[u]
+                if level[v] == level[u] + 1 and res[u][v] > 1e-12:
+                    got = push(v, min(f, res[u][v]))
+                    if got > 0:
+                        res[u][v] -= got
+                        res[v][u] += got
+                        return got
+                nxt[u] += 1
+            return 0.0
+
+        while True:
+            f = push(s, float("inf"))
+            if f <= 0:
+                break
+            total += f
+
+
+def gen_rollout_flow():
+    def layer_maps(maps):
+        return maps.mean(1) if maps.dim() == 4 else maps
+
+    def with_residual(a, r):
+        return r * torch.eye(a.shape[-1], dtype=D) + (1 - r) * a
+
+    def rollout(maps, r):
+        out, cur = [], None
+        for a in layer_maps(maps):
+            a = with_residual(a, r)
+            cur = a if cur is None else a @ cur
+            out.append(cur)
+        return torch.stack(out)
+
+    def flow(maps, r):
+        a = [with_residual(x, r) for x in layer_maps(maps)]
+        layers, n = len(a), a[0].shape[0]
+        nodes = (layers + 1) * n
+        cap = [[0.0] * nodes for _ in range(nodes)]
+        for l in range(1, layers + 1):
+            for i in range(n):
+                for j in range(n):
+                    cap[(l - 1) * n + j][l * n + i] = float(a[l - 1][i, j])
+        return torch.tensor([[max_flow_dinic(cap, j, layers * n + i) for j in range(n)] for i in range(n)], dtype=D)
+
+    def random_maps(op, shape, causal=False):
+        scores = op.randn(*shape, scale=2.0)
+        if causal:
+            n = shape[-1]
+            scores = scores.masked_fill(~torch.tril(torch.ones(n, n, dtype=torch.bool)), float("-inf"))
+        return torch.softmax(scores, -1)
+
+    for name, seed, fn, out in (("attention_rollout", 60, rollout, "rollout"), ("attention_flow", 61, flow, "flow")):
+        op = Op(name, seed)
+        for label, shape, causal, r in [("l3_n5", (3, 5, 5), False, 0.5), ("l2_h4_n6", (2, 4, 6, 6), False, 0.5),
+                                        ("l1_n3_r0", (1, 3, 3), False, 0.0), ("causal_l2_n5_r03", (2, 5, 5), True, 0.3),
+                                        ("l4_n1", (4, 1, 1), False, 0.5)]:
+            maps = random_maps(op, shape, causal)
+            op.add(label, {"residual": r}, {"maps": maps}, {out: fn(maps, r)})
+        op.write()
 
 
 if __name__ == "__main__":
