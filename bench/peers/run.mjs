@@ -1,0 +1,334 @@
+#!/usr/bin/env node
+// `npm run bench:peers`: attnlens against onnxruntime-web on the same models, inputs and outputs (issue 15.1).
+// See bench/peers/README.md. In one Node process, one thread each (ORT: env.wasm.numThreads = 1, SIMD build):
+//   1. export: every model family handled here is exported from its training recipe to ONNX (float32) into
+//      bench/peers/out/ (git-ignored), by /usr/bin/python3 bench/peers/export_*.py, unless the files are there;
+//   2. parity: both engines on the same inputs; token ids must be equal and every attention map within 1e-4
+//      (max |difference|), counted in the table's parity column (the timing runs either way);
+//   3. timing: rounds; in each round every configuration (maps off / on) runs both engines over the same inputs,
+//      the engine that goes first alternating by round; the table gives the median over rounds of each engine's
+//      rate and the ratio of the medians (attnlens / ORT, > 1 = attnlens faster).
+//
+//   node bench/peers/run.mjs [--rounds 5] [--n 100] [--n-beam 30] [--beams 1,4] [--n-sst2 872]
+//       [--models de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,de-en-rnn-general,de-en-rnn-additive]
+//       [--export] [--json FILE] [--md FILE]
+// --n: translation sentences per set (greedy), --n-beam: the first of those for beam 4 (Transformer only),
+// --n-sst2: SST-2 dev sentences; --export re-exports the ONNX files. Env PYTHON: the exporter's Python
+// (default /usr/bin/python3, which needs python3-torch; the captioner's also python3-torchvision and python3-pil).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..', '..');
+const OUT = path.join(HERE, 'out');
+const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
+};
+const ROUNDS = Number(arg('--rounds', 5));
+const N = Number(arg('--n', 100));
+const MODELS = arg('--models', 'de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,de-en-rnn-general,' +
+  'de-en-rnn-additive').split(',');
+const N_SST2 = Number(arg('--n-sst2', 872));
+const N_BEAM = Number(arg('--n-beam', 30));
+const BEAMS = arg('--beams', '1,4').split(',').map(Number);
+const JSON_OUT = arg('--json', path.join(OUT, 'results.json'));
+const MD_OUT = arg('--md', path.join(OUT, 'results.md'));
+const FORCE_EXPORT = args.includes('--export');
+const MAP_TOL = 1e-4;
+
+function hint(msg) {
+  console.error(`bench:peers: ${msg}`);
+  process.exit(2);
+}
+
+let ort;
+try {
+  ort = await import('onnxruntime-web');
+  ort = ort.default ?? ort;
+} catch {
+  hint('onnxruntime-web is missing; install the dev dependencies with `npm install` (or `npm install --save-dev onnxruntime-web@1.30.0`)');
+}
+if (!existsSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm'))) hint('wasm/dist is not built; run `npm run build:wasm`');
+const { pipeline, BpeTokenizer, tokenizeWords, init } = await import('../../wasm/index.js');
+await init();
+
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.simd = true;
+ort.env.logLevel = 'error';
+const SESSION = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+
+// ---------------------------------------------------------------- export
+// Re-exports when a file is missing or older than the bundle's config.json / weights (a retrained bundle).
+function ensureExport(script, bundle, files, sources = [bundle]) {
+  const newest = Math.max(...sources.flatMap((b) => ['config.json', 'weights.safetensors']
+    .map((f) => path.join(ROOT, 'models', b, f)).filter(existsSync).map((f) => statSync(f).mtimeMs)));
+  const fresh = (f) => existsSync(path.join(OUT, f)) && statSync(path.join(OUT, f)).mtimeMs >= newest;
+  if (!FORCE_EXPORT && files.every(fresh)) return;
+  const probe = spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    hint(`PyTorch is missing for ${PYTHON} (the ONNX exporter): \`apt-get install python3-torch python3-torchvision ` +
+      'python3-pil` (Debian 12; see the recipes\' READMEs), or point PYTHON= at a Python that has torch');
+  }
+  console.error(`exporting ${bundle} to ONNX (${script}) ...`);
+  const r = spawnSync(PYTHON, [path.join(HERE, script), '--bundle', path.join(ROOT, 'models', bundle), '--out', OUT],
+    { encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+  if (r.status !== 0) throw new Error(`${script} failed: ${(r.stderr ?? '').split('\n').filter((l) => !/Warning/.test(l)).slice(-15).join('\n')}`);
+}
+
+// ---------------------------------------------------------------- helpers
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const readGz = (file) => gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter((l) => l.trim());
+
+function compareMaps(a, b) {
+  if (a.length !== b.length) return { ok: false, why: `${a.length} maps vs ${b.length}`, maxDiff: Infinity };
+  let maxDiff = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.name !== y.name || x.layer !== y.layer || x.head !== y.head || x.dims.join() !== y.dims.join()) {
+      return { ok: false, why: `map ${i}: ${x.name}/${x.layer}/${x.head} ${x.dims} vs ${y.name}/${y.layer}/${y.head} ${y.dims}`, maxDiff: Infinity };
+    }
+    for (let j = 0; j < x.data.length; j++) maxDiff = Math.max(maxDiff, Math.abs(x.data[j] - y.data[j]));
+  }
+  return { ok: maxDiff <= MAP_TOL, maxDiff };
+}
+
+async function timeOver(fn, inputs) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (const x of inputs) await fn(x);
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return { wall, cpu: (c.user + c.system) / 1e6 };
+}
+
+// Rounds; in each, every workload runs both engines over its inputs, which engine goes first alternating by round.
+// Rates: inputs per wall second and per process-CPU second (the second is steadier on a loaded machine).
+async function timeWorkloads(model, workloads) {
+  for (const w of workloads) w.samples = { attnlens: [], ort: [], attnlens_cpu: [], ort_cpu: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const w of workloads) {
+      const order = r % 2 === 0 ? ['attnlens', 'ort'] : ['ort', 'attnlens'];
+      for (const who of order) {
+        const t = await timeOver(w[who], w.inputs);
+        w.samples[who].push(w.inputs.length / t.wall);
+        w.samples[`${who}_cpu`].push(w.inputs.length / t.cpu);
+        console.error(`  ${model} | ${w.workload} | ${w.input} | round ${r + 1} ${who}: ` +
+          `${(w.inputs.length / t.wall).toFixed(1)} ${w.unit} (${(w.inputs.length / t.cpu).toFixed(1)} per CPU-s)`);
+      }
+    }
+  }
+  return workloads.map((w) => {
+    const a = median(w.samples.attnlens);
+    const o = median(w.samples.ort);
+    const ac = median(w.samples.attnlens_cpu);
+    const oc = median(w.samples.ort_cpu);
+    return { model, workload: w.workload, input: w.input, unit: w.unit, attnlens: a, ort: o, ratio: a / o,
+      attnlens_cpu: ac, ort_cpu: oc, ratio_cpu: ac / oc, samples: w.samples, parity: w.parity };
+  });
+}
+
+// ---------------------------------------------------------------- translation (Transformer)
+async function benchTranslation(bundleName) {
+  const bundleDir = path.join(ROOT, 'models', bundleName);
+  const cfg = JSON.parse(readFileSync(path.join(bundleDir, 'config.json'), 'utf8'));
+  const rnn = cfg.architecture === 'rnn-seq2seq';
+  const v = rnn ? ['encoder', 'decoder.maps', 'decoder.nomaps'].map((g) => `${bundleName}.${g}.onnx`)
+    : ['encoder', 'decoder', 'decoder'].flatMap((g, i) => ['maps', 'nomaps'].map((m) => `${bundleName}.${g}.${m}${i === 2 ? '.logprobs' : ''}.onnx`));
+  ensureExport('export_translation.py', bundleName, [...v, `${bundleName}.json`]);
+  const { createOrtTranslator, createOrtBeamTranslator, createOrtRnnTranslator } = await import('./translation.mjs');
+  const tokenizer = BpeTokenizer.fromText(readFileSync(path.join(bundleDir, cfg.tokenizer.vocab), 'utf8'),
+    readFileSync(path.join(bundleDir, cfg.tokenizer.merges), 'utf8'));
+  const ours = await pipeline('translation', bundleName);
+  const peer = {};
+  const beamOpts = { beam: 4, alpha: cfg.decoding?.alpha ?? 0.6 };
+  for (const maps of [false, true]) {
+    if (rnn) {
+      peer[`1/${maps}`] = await createOrtRnnTranslator(ort, OUT, bundleDir, tokenizer, maps, SESSION);
+      continue;
+    }
+    peer[`1/${maps}`] = await createOrtTranslator(ort, OUT, bundleDir, tokenizer, maps, SESSION);
+    peer[`4/${maps}`] = await createOrtBeamTranslator(ort, OUT, bundleDir, tokenizer, maps, SESSION, beamOpts);
+  }
+  const sets = [{ name: 'Multi30k test_2016_flickr',
+    lines: readGz(path.join(ROOT, '..', 'shared', 'data', 'multi30k', 'test_2016_flickr.de.gz')).slice(0, N) }];
+  const tatoeba = path.join(OUT, 'tatoeba_dev.de');
+  if (existsSync(tatoeba)) {
+    sets.push({ name: 'Tatoeba dev (general.py)', lines: readFileSync(tatoeba, 'utf8').split('\n').filter((l) => l.trim()).slice(0, N) });
+  }
+  const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha });
+  const workloads = [];
+  for (const set of sets) {
+    for (const beams of BEAMS.filter((b) => !rnn || b === 1)) { // RNNs: greedy only (no ORT beam search for them here)
+      const lines = set.lines.slice(0, beams === 1 ? N : N_BEAM);
+      // Parity over every sentence timed, maps on (ids and every map) and off (ids).
+      let idsEqual = 0;
+      let srcEqual = 0;
+      let maxDiff = 0;
+      let mapsOk = 0;
+      const firstBad = [];
+      for (const s of lines) {
+        const a = await attn(beams, true)(s);
+        const b = await peer[`${beams}/true`](s);
+        const a0 = await attn(beams, false)(s);
+        const b0 = await peer[`${beams}/false`](s);
+        const same = a.target_ids.join() === b.target_ids.join() && a0.target_ids.join() === b0.target_ids.join();
+        if (a.source_ids.join() === b.source_ids.join()) srcEqual++;
+        if (same) {
+          idsEqual++;
+          const c = compareMaps(a.attentions, b.attentions);
+          if (c.ok) mapsOk++;
+          maxDiff = Math.max(maxDiff, c.maxDiff);
+        } else if (firstBad.length < 3) {
+          firstBad.push({ sentence: s, attnlens: a.text, ort: b.text });
+        }
+      }
+      const parity = { sentences: lines.length, source_ids_equal: srcEqual, target_ids_equal: idsEqual,
+        maps_within_tol: mapsOk, max_map_diff: maxDiff, first_mismatches: firstBad };
+      console.error(`${bundleName} ${set.name} beam ${beams}: parity ${JSON.stringify(parity)}`);
+      for (const maps of [false, true]) {
+        workloads.push({ workload: `${beams === 1 ? 'greedy' : `beam ${beams}`}, ${maps ? 'every map' : 'no maps'}`,
+          input: `${set.name}, first ${lines.length}`, unit: 'sent/s', inputs: lines, attnlens: attn(beams, maps),
+          ort: peer[`${beams}/${maps}`], parity });
+      }
+    }
+  }
+  const rows = await timeWorkloads(bundleName, workloads);
+  ours.dispose();
+  return rows;
+}
+
+// ---------------------------------------------------------------- sentiment (SST-2)
+// ORT side: the same words (attnlens' tokenizeWords, SST-2 conventions), looked up in the bundle's vocab.txt
+// (<unk> = 1), cut at the pipeline's 256 tokens; probabilities from the graph's softmax.
+async function benchSentiment(name) {
+  const bundleDir = path.join(ROOT, 'models', name);
+  ensureExport('export_sentiment.py', name, [`${name}.maps.onnx`, `${name}.nomaps.onnx`, `${name}.json`]);
+  const vocab = new Map(readFileSync(path.join(bundleDir, 'vocab.txt'), 'utf8').split('\n').map((w, i) => [w, i]));
+  const ours = await pipeline('sentiment-analysis', name);
+  const maxTokens = ours.maxTokens;
+  const sessions = {};
+  for (const maps of [false, true]) {
+    sessions[maps] = await ort.InferenceSession.create(readFileSync(path.join(OUT, `${name}.${maps ? 'maps' : 'nomaps'}.onnx`)), SESSION);
+  }
+  const peer = (maps) => async (text) => {
+    const words = tokenizeWords(text).slice(0, maxTokens);
+    const ids = BigInt64Array.from(words, (w) => BigInt(vocab.get(w) ?? 1));
+    const r = await sessions[maps].run({ ids: new ort.Tensor('int64', ids, [1, ids.length]) });
+    const p = r.probabilities.data;
+    const out = { label: p[1] > p[0] ? 'POSITIVE' : 'NEGATIVE', probabilities: p, ids: Int32Array.from(ids, Number), attentions: [] };
+    if (maps) out.attentions.push({ dims: r.attention.dims.slice(1), data: r.attention.data });
+    return out;
+  };
+  const lines = readFileSync(path.join(ROOT, '..', 'shared', 'data', 'sst2', 'dev.tsv'), 'utf8').split('\n').slice(1)
+    .filter((l) => l.trim()).map((l) => l.split('\t')[0]).slice(0, N_SST2);
+  let idsEqual = 0;
+  let labelsEqual = 0;
+  let maxProb = 0;
+  let maxDiff = 0;
+  let mapsOk = 0;
+  for (const s of lines) {
+    const a = await ours(s, { output_attentions: true });
+    const b = await peer(true)(s);
+    if (a.ids.join() === b.ids.join()) idsEqual++;
+    if (a.label === b.label) labelsEqual++;
+    maxProb = Math.max(maxProb, Math.abs(a.probabilities[1] - b.probabilities[1]));
+    const c = compareMaps(a.attentions.map((m) => ({ ...m, name: '', layer: 0, head: 0 })),
+      b.attentions.map((m) => ({ ...m, name: '', layer: 0, head: 0 })));
+    if (c.ok) mapsOk++;
+    maxDiff = Math.max(maxDiff, c.maxDiff);
+  }
+  const parity = { sentences: lines.length, ids_equal: idsEqual, target_ids_equal: labelsEqual, labels_equal: labelsEqual,
+    max_probability_diff: maxProb, maps_within_tol: mapsOk, max_map_diff: maxDiff };
+  console.error(`${name}: parity ${JSON.stringify(parity)}`);
+  const input = `SST-2 dev, first ${lines.length}`;
+  const rows = await timeWorkloads(name, [false, true].map((maps) => ({
+    workload: maps ? 'classify, its map' : 'classify, no map', input, unit: 'sent/s', inputs: lines,
+    attnlens: (s) => ours(s, { output_attentions: maps }), ort: peer(maps), parity })));
+  ours.dispose();
+  return rows;
+}
+
+// ---------------------------------------------------------------- captioning: the MobileNetV2 encoder
+// Both get the same 224×224 RGBA pixels (Flickr8k test images resized by the exporter), so neither resizes;
+// attnlens: the pipeline's encode() (composite, normalise, MobileNetV2 → grid); ORT: the same normalisation in JS,
+// then the graph. Output: the 7×7×1280 grid the decoder attends over (no attention in the encoder).
+async function benchCaptioningEncoder(name) {
+  ensureExport('export_captioning.py', 'flickr8k-mobilenet', ['mobilenet-v2-imagenet.encoder.onnx', 'flickr8k_test_224.rgba'],
+    ['flickr8k-mobilenet', 'mobilenet-v2-imagenet']);
+  const ours = await pipeline('image-to-text', 'flickr8k-mobilenet');
+  const sess = await ort.InferenceSession.create(readFileSync(path.join(OUT, 'mobilenet-v2-imagenet.encoder.onnx')), SESSION);
+  const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
+  const size = 224 * 224 * 4;
+  const images = [];
+  for (let i = 0; i + size <= raw.length; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
+  const peer = async (px) => {
+    const x = new Float32Array(3 * 224 * 224);
+    const d = px.data;
+    for (let p = 0; p < 224 * 224; p++) {
+      const a = d[4 * p + 3];
+      for (let c = 0; c < 3; c++) x[c * 224 * 224 + p] = ((d[4 * p + c] * a + 255 * (255 - a)) / 255) / 127.5 - 1;
+    }
+    return (await sess.run({ pixels: new ort.Tensor('float32', x, [1, 3, 224, 224]) })).grid.data;
+  };
+  let maxDiff = 0;
+  let maxAbs = 0;
+  for (const px of images) {
+    const a = ours.encode(px);
+    const b = await peer(px);
+    for (let j = 0; j < a.length; j++) {
+      maxDiff = Math.max(maxDiff, Math.abs(a[j] - b[j]));
+      maxAbs = Math.max(maxAbs, Math.abs(a[j]));
+    }
+  }
+  const parity = { images: images.length, max_grid_diff: maxDiff, max_grid_value: maxAbs };
+  console.error(`${name}: parity ${JSON.stringify(parity)}`);
+  const rows = await timeWorkloads(name, [{ workload: 'image → 7×7×1280 grid', input: `Flickr8k test, first ${images.length}, 224×224`,
+    unit: 'img/s', inputs: images, attnlens: async (px) => ours.encode(px), ort: peer, parity }]);
+  ours.dispose();
+  return rows;
+}
+
+// ---------------------------------------------------------------- main
+mkdirSync(OUT, { recursive: true });
+const BENCHES = { 'de-en-general': benchTranslation, 'de-en-transformer': benchTranslation,
+  'de-en-rnn-general': benchTranslation, 'de-en-rnn-additive': benchTranslation,
+  'sst2-selfattn': benchSentiment, 'sst2-relation': benchSentiment, 'mobilenet-v2-imagenet': benchCaptioningEncoder };
+const results = [];
+for (const m of MODELS) {
+  const b = BENCHES[m];
+  if (!b) hint(`no peer benchmark for ${m} yet (have: ${Object.keys(BENCHES).join(', ')})`);
+  results.push(...await b(m));
+}
+
+const ortVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'onnxruntime-web', 'package.json'), 'utf8')).version;
+const machine = `${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-web ${ortVersion} ` +
+  `(wasm EP, SIMD, 1 thread, graphOptimizationLevel all), attnlens wasm/dist (SIMD128, 1 thread)`;
+const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const parityCell = (p) => p.max_grid_diff !== undefined ? `grid max diff ${p.max_grid_diff.toExponential(1)} (values ≤ ${p.max_grid_value.toFixed(1)})` : (p.labels_equal !== undefined ? `ids ${p.ids_equal}/${p.sentences}, labels ${p.labels_equal}, ` +
+  `p ±${p.max_probability_diff.toExponential(0)}` : `ids ${p.target_ids_equal}/${p.sentences}`) +
+  `, maps ${p.maps_within_tol}/${p.target_ids_equal} (max ${p.max_map_diff.toExponential(1)})`;
+const md = [
+  `| model | workload | input | attnlens | onnxruntime-web | ratio (wall) | ratio (CPU) | parity |`,
+  `|---|---|---|---|---|---|---|---|`,
+  ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${fmt(r.attnlens)} ${r.unit} | ${fmt(r.ort)} ${r.unit} | ` +
+    `**${r.ratio.toFixed(2)}×** | ${r.ratio_cpu.toFixed(2)}× | ${parityCell(r.parity)} |`),
+  '',
+  `Median of ${ROUNDS} rounds each (rates per wall second; ratio (CPU) from rates per process-CPU second), ratio of the ` +
+    `medians (attnlens / onnxruntime-web; > 1: attnlens faster). ${machine}; ${new Date().toISOString().slice(0, 16)} UTC.`,
+].join('\n');
+writeFileSync(JSON_OUT, JSON.stringify({ machine, rounds: ROUNDS, n: N, results }, null, 2));
+writeFileSync(MD_OUT, md + '\n');
+console.log(md);
