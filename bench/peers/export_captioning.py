@@ -1,6 +1,8 @@
 """ONNX export of the captioner's MobileNetV2 encoder (models/mobilenet-v2-imagenet, shared by the captioning
 bundles) for the peer benchmark, float32:
   mobilenet-v2-imagenet.encoder.onnx   pixels float32 [1,3,224,224] (x = v / 127.5 - 1, CHW) -> grid [1,49,1280]
+  <bundle>.decoder-init.onnx           grid -> p, keys, h, c (sat.ShowAttendTell.encode)
+  <bundle>.decoder.{maps,nomaps}.onnx  one step: token [N], p, keys, h, c -> logits, next_h, next_c [+ alpha, beta]
 Weights from the encoder bundle through the recipe's loader (models/training/captioning/bundle.py
 load_encoder_bundle: integer codes x scale -> float32, the TF-SAME convs of mobilenet.py); the output is
 mobilenet.grid_features, what the decoder attends over. Also writes the benchmark's images: the first --images
@@ -43,6 +45,29 @@ class Grid(nn.Module):
         return mobilenet.grid_features(self.enc, x)
 
 
+class DecoderInit(nn.Module):
+    """grid [1,49,1280] -> p (projected features), keys, h0, c0: sat.ShowAttendTell.encode."""
+
+    def __init__(self, dec):
+        super().__init__()
+        self.dec = dec
+
+    def forward(self, grid):
+        return self.dec.encode(grid)
+
+
+class DecoderStep(nn.Module):
+    """sat.ShowAttendTell.step: token [N], p, keys, h, c -> logits, h, c [+ alpha [N,49], beta [N,1]]."""
+
+    def __init__(self, dec, maps):
+        super().__init__()
+        self.dec, self.maps = dec, maps
+
+    def forward(self, token, p, keys, h, c):
+        logits, alpha, beta, h, c = self.dec.step(p, keys, h, c, token)
+        return (logits, h, c, alpha, beta) if self.maps else (logits, h, c)
+
+
 def write_images(out, n):
     from PIL import Image
     names = [l.strip() for l in open(os.path.join(DATA, "Flickr_8k.testImages.txt")) if l.strip()][:n]
@@ -78,6 +103,24 @@ def main():
         torch.onnx.export(Grid(enc), (torch.zeros(1, 3, 224, 224),), path, input_names=["pixels"],
                           output_names=["grid"], opset_version=OPSET, do_constant_folding=True)
     written = [path, write_images(args.out, args.images)]
+    # The Show-Attend-Tell decoder of the captioning bundle (sat.py), from the bundle's weights.
+    _, dec, _, _ = bundle.load_bundle(args.bundle, enc_dir)
+    cap = os.path.basename(os.path.normpath(args.bundle))
+    with torch.no_grad():
+        grid = Grid(enc)(torch.zeros(1, 3, 224, 224))
+        path = os.path.join(args.out, f"{cap}.decoder-init.onnx")
+        torch.onnx.export(DecoderInit(dec), (grid,), path, input_names=["grid"], output_names=["p", "keys", "h", "c"],
+                          opset_version=OPSET, do_constant_folding=True)
+        written.append(path)
+        p_, keys, h, c = dec.encode(grid)
+        for maps in (False, True):
+            path = os.path.join(args.out, f"{cap}.decoder.{'maps' if maps else 'nomaps'}.onnx")
+            outs = ["logits", "next_h", "next_c"] + (["alpha", "beta"] if maps else [])
+            torch.onnx.export(DecoderStep(dec, maps), (torch.tensor([1]), p_, keys, h, c), path,
+                              input_names=["token", "p", "keys", "h", "c"], output_names=outs,
+                              dynamic_axes={k: {0: "N"} for k in ["token", "p", "keys", "h", "c"] + outs},
+                              opset_version=OPSET, do_constant_folding=True)
+            written.append(path)
     with open(os.path.join(args.out, f"{name}.json"), "w") as f:
         json.dump({"name": name, "torch": torch.__version__, "opset": OPSET}, f)
     for w in written:

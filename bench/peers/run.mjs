@@ -10,10 +10,12 @@
 //      rate and the ratio of the medians (attnlens / ORT, > 1 = attnlens faster).
 //
 //   node bench/peers/run.mjs [--rounds 5] [--n 100] [--n-beam 30] [--beams 1,4] [--n-sst2 872]
-//       [--models de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,de-en-rnn-general,de-en-rnn-additive]
+//       [--models de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,flickr8k-mobilenet,de-en-rnn-general,
+//                 de-en-rnn-additive]
 //       [--export] [--json FILE] [--md FILE]
 // --n: translation sentences per set (greedy), --n-beam: the first of those for beam 4 (Transformer only),
-// --n-sst2: SST-2 dev sentences; --export re-exports the ONNX files. Env PYTHON: the exporter's Python
+// --profile: translation only, one pass per workload with a CPU-time split instead of the timing rounds;
+// --n-sst2: SST-2 dev sentences, --n-images: Flickr8k test images (at most the 20 exported); --export re-exports the ONNX files. Env PYTHON: the exporter's Python
 // (default /usr/bin/python3, which needs python3-torch; the captioner's also python3-torchvision and python3-pil).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -34,14 +36,16 @@ const arg = (name, fallback) => {
 };
 const ROUNDS = Number(arg('--rounds', 5));
 const N = Number(arg('--n', 100));
-const MODELS = arg('--models', 'de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,de-en-rnn-general,' +
-  'de-en-rnn-additive').split(',');
+const MODELS = arg('--models', 'de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,flickr8k-mobilenet,' +
+  'de-en-rnn-general,de-en-rnn-additive').split(',');
 const N_SST2 = Number(arg('--n-sst2', 872));
 const N_BEAM = Number(arg('--n-beam', 30));
+const N_IMAGES = Number(arg('--n-images', 20));
 const BEAMS = arg('--beams', '1,4').split(',').map(Number);
 const JSON_OUT = arg('--json', path.join(OUT, 'results.json'));
 const MD_OUT = arg('--md', path.join(OUT, 'results.md'));
 const FORCE_EXPORT = args.includes('--export');
+const PROFILE = args.includes('--profile');
 const MAP_TOL = 1e-4;
 
 function hint(msg) {
@@ -148,7 +152,7 @@ async function benchTranslation(bundleName) {
   const v = rnn ? ['encoder', 'decoder.maps', 'decoder.nomaps'].map((g) => `${bundleName}.${g}.onnx`)
     : ['encoder', 'decoder', 'decoder'].flatMap((g, i) => ['maps', 'nomaps'].map((m) => `${bundleName}.${g}.${m}${i === 2 ? '.logprobs' : ''}.onnx`));
   ensureExport('export_translation.py', bundleName, [...v, `${bundleName}.json`]);
-  const { createOrtTranslator, createOrtBeamTranslator, createOrtRnnTranslator } = await import('./translation.mjs');
+  const { createOrtTranslator, createOrtBeamTranslator, createOrtRnnTranslator, profile } = await import('./translation.mjs');
   const tokenizer = BpeTokenizer.fromText(readFileSync(path.join(bundleDir, cfg.tokenizer.vocab), 'utf8'),
     readFileSync(path.join(bundleDir, cfg.tokenizer.merges), 'utf8'));
   const ours = await pipeline('translation', bundleName);
@@ -205,8 +209,49 @@ async function benchTranslation(bundleName) {
       }
     }
   }
+  if (PROFILE) return profileTranslation(bundleName, bundleDir, cfg, workloads, profile);
   const rows = await timeWorkloads(bundleName, workloads);
   ours.dispose();
+  return rows;
+}
+
+// --profile: one pass per workload, process-CPU time split. attnlens: the pipeline call, and the engine's own
+// Translator.translate (the same WebAssembly call the pipeline makes, without the pipeline's JavaScript around it);
+// ORT: inside the encoder graph, inside the decoder-step graphs, the rest (JS search, cache gathers, map assembly,
+// tokenizer). Instead of the timing rounds.
+async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
+  const { getModule } = await import('../../wasm/core.js');
+  const text = (f) => readFileSync(path.join(bundleDir, f), 'utf8');
+  const engine = getModule().Translator.fromBundle(JSON.stringify(cfg), new Uint8Array(readFileSync(path.join(bundleDir, cfg.weights))),
+    { [cfg.tokenizer.vocab]: text(cfg.tokenizer.vocab), [cfg.tokenizer.merges]: text(cfg.tokenizer.merges) }, model);
+  const cpu = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
+  const rows = [];
+  for (const w of workloads) {
+    const beams = w.workload.startsWith('greedy') ? 1 : Number(w.workload.match(/beam (\d+)/)[1]);
+    const maps = w.workload.includes('every map');
+    let t0 = cpu();
+    for (const x of w.inputs) await w.attnlens(x);
+    const pipelineMs = cpu() - t0;
+    t0 = cpu();
+    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, '', '', -1, -1, false);
+    const engineMs = cpu() - t0;
+    Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
+    t0 = cpu();
+    for (const x of w.inputs) await w.ort(x);
+    const ortMs = cpu() - t0;
+    profile.on = false;
+    const n = w.inputs.length;
+    const r = { model, workload: w.workload, input: w.input, sentences: n,
+      attnlens_pipeline_ms: pipelineMs / n, attnlens_engine_ms: engineMs / n,
+      ort_total_ms: ortMs / n, ort_encoder_ms: profile.encoder / 1000 / n, ort_decoder_ms: profile.decoder / 1000 / n,
+      ort_steps: profile.steps / n };
+    rows.push(r);
+    console.error(`  profile ${JSON.stringify(r)}`);
+  }
+  engine.delete();
   return rows;
 }
 
@@ -273,7 +318,7 @@ async function benchCaptioningEncoder(name) {
   const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
   const size = 224 * 224 * 4;
   const images = [];
-  for (let i = 0; i + size <= raw.length; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
+  for (let i = 0; i + size <= raw.length && images.length < N_IMAGES; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
   const peer = async (px) => {
     const x = new Float32Array(3 * 224 * 224);
     const d = px.data;
@@ -301,11 +346,100 @@ async function benchCaptioningEncoder(name) {
   return rows;
 }
 
+// ---------------------------------------------------------------- captioning: the whole captioner, greedy
+// Image → caption (+ the visual attention α [T,7,7] of every step and the gate β): attnlens' pipeline
+// caption(image, { num_beams: 1 }); ORT: the encoder graph (as above), the decoder's init graph, then a JS greedy
+// loop over the step graph (argmax, ties to the lowest id, at most the bundle's max_len steps, stop at <end>).
+async function benchCaptioner(name) {
+  const files = ['mobilenet-v2-imagenet.encoder.onnx', 'flickr8k_test_224.rgba', `${name}.decoder-init.onnx`,
+    `${name}.decoder.maps.onnx`, `${name}.decoder.nomaps.onnx`];
+  ensureExport('export_captioning.py', name, files, [name, 'mobilenet-v2-imagenet']);
+  const cfg = JSON.parse(readFileSync(path.join(ROOT, 'models', name, 'config.json'), 'utf8'));
+  const END = cfg.tokenizer.end_id;
+  const START = cfg.tokenizer.start_id;
+  const maxLen = cfg.decoder.max_len;
+  const V = cfg.decoder.vocab_size;
+  const ours = await pipeline('image-to-text', name);
+  const open = async (f) => ort.InferenceSession.create(readFileSync(path.join(OUT, f)), SESSION);
+  const enc = await open('mobilenet-v2-imagenet.encoder.onnx');
+  const init = await open(`${name}.decoder-init.onnx`);
+  const step = { false: await open(`${name}.decoder.nomaps.onnx`), true: await open(`${name}.decoder.maps.onnx`) };
+  const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
+  const size = 224 * 224 * 4;
+  const images = [];
+  for (let i = 0; i + size <= raw.length && images.length < N_IMAGES; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
+  const peer = (maps) => async (px) => {
+    const x = new Float32Array(3 * 224 * 224);
+    const d = px.data;
+    for (let p = 0; p < 224 * 224; p++) {
+      const a = d[4 * p + 3];
+      for (let c = 0; c < 3; c++) x[c * 224 * 224 + p] = ((d[4 * p + c] * a + 255 * (255 - a)) / 255) / 127.5 - 1;
+    }
+    const grid = (await enc.run({ pixels: new ort.Tensor('float32', x, [1, 3, 224, 224]) })).grid;
+    const s0 = await init.run({ grid });
+    const feeds = { p: s0.p, keys: s0.keys, h: s0.h, c: s0.c };
+    const ids = [];
+    const alphas = [];
+    const betas = [];
+    let prev = START;
+    for (let t = 0; t < maxLen; t++) {
+      feeds.token = new ort.Tensor('int64', BigInt64Array.of(BigInt(prev)), [1]);
+      const r = await step[maps].run(feeds);
+      const lg = r.logits.data;
+      let best = 0;
+      for (let v = 1; v < V; v++) if (lg[v] > lg[best]) best = v;
+      feeds.h = r.next_h;
+      feeds.c = r.next_c;
+      if (maps) {
+        alphas.push(r.alpha.data);
+        betas.push(r.beta.data[0]);
+      }
+      ids.push(best);
+      prev = best;
+      if (best === END) break;
+    }
+    const out = { token_ids: Int32Array.from(ids), attentions: [], betas: Float32Array.from(betas) };
+    if (maps) {
+      const m = new Float32Array(ids.length * 49);
+      alphas.forEach((a, t) => m.set(a, t * 49));
+      out.attentions.push({ name: 'visual', layer: -1, head: -1, dims: [ids.length, 7, 7], data: m });
+    }
+    return out;
+  };
+  const attn = (maps) => (px) => ours(px, { num_beams: 1, output_attentions: maps });
+  let idsEqual = 0;
+  let mapsOk = 0;
+  let maxDiff = 0;
+  let maxBeta = 0;
+  for (const px of images) {
+    const a = await attn(true)(px);
+    const b = await peer(true)(px);
+    const a0 = await attn(false)(px);
+    const b0 = await peer(false)(px);
+    if (a.token_ids.join() !== b.token_ids.join() || a0.token_ids.join() !== b0.token_ids.join()) continue;
+    idsEqual++;
+    const c = compareMaps(a.attentions, b.attentions);
+    for (let t = 0; t < a.betas.length; t++) maxBeta = Math.max(maxBeta, Math.abs(a.betas[t] - b.betas[t]));
+    if (c.ok) mapsOk++;
+    maxDiff = Math.max(maxDiff, c.maxDiff);
+  }
+  const parity = { sentences: images.length, target_ids_equal: idsEqual, maps_within_tol: mapsOk, max_map_diff: maxDiff,
+    max_beta_diff: maxBeta };
+  console.error(`${name}: parity ${JSON.stringify(parity)}`);
+  const input = `Flickr8k test, first ${images.length}, 224×224`;
+  const rows = await timeWorkloads(name, [false, true].map((maps) => ({
+    workload: `caption greedy, ${maps ? 'α maps' : 'no maps'}`, input, unit: 'img/s', inputs: images,
+    attnlens: attn(maps), ort: peer(maps), parity })));
+  ours.dispose();
+  return rows;
+}
+
 // ---------------------------------------------------------------- main
 mkdirSync(OUT, { recursive: true });
 const BENCHES = { 'de-en-general': benchTranslation, 'de-en-transformer': benchTranslation,
   'de-en-rnn-general': benchTranslation, 'de-en-rnn-additive': benchTranslation,
-  'sst2-selfattn': benchSentiment, 'sst2-relation': benchSentiment, 'mobilenet-v2-imagenet': benchCaptioningEncoder };
+  'sst2-selfattn': benchSentiment, 'sst2-relation': benchSentiment, 'mobilenet-v2-imagenet': benchCaptioningEncoder,
+  'flickr8k-mobilenet': benchCaptioner };
 const results = [];
 for (const m of MODELS) {
   const b = BENCHES[m];
@@ -314,12 +448,31 @@ for (const m of MODELS) {
 }
 
 const ortVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'onnxruntime-web', 'package.json'), 'utf8')).version;
+const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || '?';
+const built = statSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm')).mtime.toISOString().slice(0, 16);
 const machine = `${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-web ${ortVersion} ` +
-  `(wasm EP, SIMD, 1 thread, graphOptimizationLevel all), attnlens wasm/dist (SIMD128, 1 thread)`;
+  `(wasm EP, SIMD, 1 thread, graphOptimizationLevel all), attnlens wasm/dist built ${built} UTC in a checkout at ${head} ` +
+  '(SIMD128, 1 thread)';
 const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+if (PROFILE) {
+  const f2 = (x) => x.toFixed(2);
+  const md = [
+    '| model | workload | input | attnlens pipeline ms/sent | of which engine call | ORT ms/sent | ORT encoder | ORT decoder steps (steps/sent) | ORT rest (JS) |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${f2(r.attnlens_pipeline_ms)} | ${f2(r.attnlens_engine_ms)} | ` +
+      `${f2(r.ort_total_ms)} | ${f2(r.ort_encoder_ms)} | ${f2(r.ort_decoder_ms)} (${r.ort_steps.toFixed(1)}) | ` +
+      `${f2(r.ort_total_ms - r.ort_encoder_ms - r.ort_decoder_ms)} |`),
+    '', `Process-CPU milliseconds per sentence, one pass each (run.mjs --profile). ${machine}.`,
+  ].join('\n');
+  writeFileSync(MD_OUT, md + '\n');
+  writeFileSync(JSON_OUT, JSON.stringify({ profile: results }, null, 2));
+  console.log(md);
+  process.exit(0);
+}
 const parityCell = (p) => p.max_grid_diff !== undefined ? `grid max diff ${p.max_grid_diff.toExponential(1)} (values ≤ ${p.max_grid_value.toFixed(1)})` : (p.labels_equal !== undefined ? `ids ${p.ids_equal}/${p.sentences}, labels ${p.labels_equal}, ` +
   `p ±${p.max_probability_diff.toExponential(0)}` : `ids ${p.target_ids_equal}/${p.sentences}`) +
-  `, maps ${p.maps_within_tol}/${p.target_ids_equal} (max ${p.max_map_diff.toExponential(1)})`;
+  `, maps ${p.maps_within_tol}/${p.target_ids_equal} (max ${p.max_map_diff.toExponential(1)})` +
+  (p.max_beta_diff !== undefined ? `, β max ${p.max_beta_diff.toExponential(1)}` : '');
 const md = [
   `| model | workload | input | attnlens | onnxruntime-web | ratio (wall) | ratio (CPU) | parity |`,
   `|---|---|---|---|---|---|---|---|`,

@@ -8,6 +8,21 @@ import path from 'node:path';
 const BOS = 2;
 const EOS = 3;
 
+// Where the time goes (run.mjs --profile): process-CPU microseconds inside the ORT encoder and decoder-step runs.
+export const profile = { on: false, encoder: 0, decoder: 0, steps: 0 };
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+};
+async function timed(session, part, feeds) {
+  if (!profile.on) return session.run(feeds);
+  const t0 = cpuNow();
+  const r = await session.run(feeds);
+  profile[part] += cpuNow() - t0;
+  if (part === 'decoder') profile.steps++;
+  return r;
+}
+
 export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
   const variant = maps ? 'maps' : 'nomaps';
@@ -26,7 +41,7 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
     const src = new BigInt64Array(S);
     for (let i = 0; i < S - 1; i++) src[i] = BigInt(ids[i]);
     src[S - 1] = BigInt(EOS);
-    const encOut = await enc.run({ src_ids: new ort.Tensor('int64', src, [1, S]) });
+    const encOut = await timed(enc, 'encoder', { src_ids: new ort.Tensor('int64', src, [1, S]) });
     const feeds = {};
     for (let l = 0; l < L; l++) {
       feeds[`cross_k_${l}`] = encOut[`cross_k_${l}`];
@@ -42,7 +57,7 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
     for (let t = 0; t < maxLen; t++) {
       feeds.token = new ort.Tensor('int64', BigInt64Array.of(BigInt(prev)), [1, 1]);
       feeds.pos = new ort.Tensor('int64', BigInt64Array.of(BigInt(t)), [1]);
-      const r = await dec.run(feeds);
+      const r = await timed(dec, 'decoder', feeds);
       const logits = r.logits.data;
       let best = 0;
       for (let v = 1; v < V; v++) if (logits[v] > logits[best]) best = v; // ties: the lowest id
@@ -124,7 +139,7 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
     const src = new BigInt64Array(S);
     for (let i = 0; i < S - 1; i++) src[i] = BigInt(ids[i]);
     src[S - 1] = BigInt(EOS);
-    const encOut = await enc.run({ src_ids: new ort.Tensor('int64', src, [1, S]) });
+    const encOut = await timed(enc, 'encoder', { src_ids: new ort.Tensor('int64', src, [1, S]) });
     const crossBy = new Map(); // N -> the cross K/V tiled to N rows
     const crossFor = (n) => {
       if (!crossBy.has(n)) {
@@ -151,7 +166,7 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
       Object.assign(feeds, crossFor(n));
       feeds.token = new ort.Tensor('int64', BigInt64Array.from(alive, (h) => BigInt(h.tokens.length ? h.tokens.at(-1) : BOS)), [n, 1]);
       feeds.pos = new ort.Tensor('int64', BigInt64Array.of(BigInt(t - 1)), [1]);
-      const r = await dec.run(feeds);
+      const r = await timed(dec, 'decoder', feeds);
       if (maps) stepMaps.push({ self: r.decoder_self.data, cross: r.cross.data, n });
       const logp = r.logprobs.data;
       // top 2k candidates by (value desc, flat index asc)
@@ -251,7 +266,7 @@ export async function createOrtRnnTranslator(ort, outDir, bundleDir, tokenizer, 
     const src = new BigInt64Array(S);
     for (let i = 0; i < S - 1; i++) src[i] = BigInt(ids[i]);
     src[S - 1] = BigInt(EOS);
-    const e = await enc.run({ src_ids: new ort.Tensor('int64', src, [1, S]) });
+    const e = await timed(enc, 'encoder', { src_ids: new ort.Tensor('int64', src, [1, S]) });
     const feeds = { memory: e.memory, keys: e.keys };
     for (const s of meta.state) feeds[s] = e[s];
     const maxLen = 2 * S + 10;
@@ -260,7 +275,7 @@ export async function createOrtRnnTranslator(ort, outDir, bundleDir, tokenizer, 
     let prev = BOS;
     for (let t = 0; t < maxLen; t++) {
       feeds.token = new ort.Tensor('int64', BigInt64Array.of(BigInt(prev)), [1]);
-      const r = await dec.run(feeds);
+      const r = await timed(dec, 'decoder', feeds);
       const logits = r.logits.data;
       let best = 0;
       for (let v = 1; v < V; v++) if (logits[v] > logits[best]) best = v;
