@@ -99,11 +99,13 @@ export function slider(parent, { label, aria, min, max, step = 1, value, onInput
   };
 }
 
-/** A labelled text box; `onInput(text)` as the person types. */
+/** A labelled text box (id: lab-<aria, slugged>); `onInput(text)` as the person types. What is typed is only ever
+ * read as words or numbers and shown as text. */
 export function textBox(parent, { label, aria, value, onInput, wide = true, rows = 0 }) {
   const wrap = el('label', wide ? 'text wide' : 'text');
   const input = rows ? Object.assign(document.createElement('textarea'), { rows, value, spellcheck: false })
     : Object.assign(document.createElement('input'), { type: 'text', value, spellcheck: false });
+  input.id = `lab-${aria.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`;
   input.setAttribute('aria-label', aria);
   input.addEventListener('input', () => onInput(input.value));
   wrap.append(`${label} `, input);
