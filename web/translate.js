@@ -6,6 +6,7 @@ import { Heatmap, HeadView, LinkView, HEAD_COLORS } from './draw.js';
 import { runTask, runAlign as runAlignTask, statusUi, errorText } from './client.js';
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
 import { ModelView } from './modelview.js';
+import { derivedBlocks } from './rollout.js';
 import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
 import { INITIAL_STATE, writeState } from './state.js';
 
@@ -264,14 +265,28 @@ export function setupTranslate() {
   function fillModelView(out) {
     const words = level() === 'word' && out.word_attentions?.length > 0;
     const blocks = modelBlocks(out, words);
+    if ($('tr-mv-derived').checked) blocks.push(...derivedBlocks(blocks)); // rollout and flow of the self-attention
     $('tr-mv-panel').hidden = blocks.length === 0;
     if (!blocks.length) { modelView.clear(); return; }
     modelView.set(blocks);
   }
 
   /** A thumbnail of the model view opens its map large: in the head view (Transformer) or the heatmap (RNN). */
-  function openMap({ name, layer, head }, { scroll = true } = {}) {
+  function openMap({ name, layer, head, map }, { scroll = true } = {}) {
     modelView.select({ name, layer, head });
+    const derived = map ?? modelView.selectedMap();
+    if (/_(rollout|flow)$/.test(name) && derived) {
+      // Rollout and flow open in the large heatmap (rows: output positions, columns: input positions).
+      main.heatmap.set({ rowLabels: derived.rowLabels, colLabels: derived.colLabels, data: derived.data, marks: [],
+        rowName: 'output', colName: 'input' });
+      const kind = name.replace(/_(rollout|flow)$/, '').replace(/_/g, ' ');
+      $('tr-map-note').textContent = name.endsWith('_flow')
+        ? `(${kind}: attention flow through all ${layersOf(name)} layers, max flow input → output; Abnar & Zuidema 2020)`
+        : `(${kind}: attention rollout after layer ${layer + 1}, residual ½; Abnar & Zuidema 2020)`;
+      if (scroll) $('tr-map-panel').scrollIntoView({ block: 'nearest' });
+      write({ view: 'heatmap', kind: name, layer, head });
+      return;
+    }
     if (heads && heads.groups.has(name)) {
       $('tr-kind').value = name;
       fillLayers();
@@ -284,6 +299,11 @@ export function setupTranslate() {
       if (scroll) $('tr-map-panel').scrollIntoView({ block: 'nearest' });
       write({ view: 'heatmap', kind: name, layer, head });
     }
+  }
+
+  /** How many layers the self-attention kind behind a derived block has. */
+  function layersOf(name) {
+    return modelView.maps().filter((m) => m.name === name.replace(/_flow$/, '_rollout')).length;
   }
 
   /** The head view's selection (kind, layer, the one active head if only one) into the URL. */
@@ -305,6 +325,7 @@ export function setupTranslate() {
       maps: modelView.maps(),
     });
   }
+  $('tr-mv-derived').addEventListener('change', () => { if (results.main) fillModelView(results.main); });
   $('tr-mv-json').addEventListener('click', () => {
     const doc = mapsDoc();
     if (doc) downloadText(JSON.stringify(doc), `${fileName(doc.model, 'maps', doc.level)}.json`, 'application/json');

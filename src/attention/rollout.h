@@ -5,7 +5,7 @@
 //   Ã_l = r·I + (1 − r)·A_l                  (rows still sum to 1)
 //   rollout:  R_1 = Ã_1,  R_l = Ã_l R_{l−1}  rows sum to 1; R_L[i, j] = share of input j in output i
 //   flow:     a graph with a node (l, i) for l = 0..L and each position i, an edge (l−1, j) → (l, i) of capacity
-//             Ã_l[i, j]; F[i, j] = the maximum flow from (0, j) to (L, i) (Edmonds–Karp, in double)
+//             Ã_l[i, j]; F[i, j] = the maximum flow from (0, j) to (L, i) (Dinic's algorithm, in double)
 // Rollout multiplies attention along every path; flow treats the weights as capacities, so one strong path cannot
 // be counted twice. Causal (decoder) maps work as they are: their zeros are absent edges.
 #pragma once

@@ -318,6 +318,77 @@ test('exports: PNG of every view, SVG of the head view', { skip }, async (t) => 
   assert.doesNotMatch(text, /<script|on\w+=/i);
 });
 
+test('rollout and flow of de-en-general: the catalogue ops on the shown maps, opened large', { skip }, async (t) => {
+  if (!available('translation', 'de-en-general')) { t.skip('de-en-general is not in this build'); return; }
+  await waitForRun(page, '#tr-status');
+  const per = GENERAL.layers * GENERAL.heads;
+  const base = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  assert.equal(base.maps.length, 3 * per, 'off by default: only the model\'s own maps');
+  await page.check('#tr-mv-derived');
+  // Per self-attention kind: one rollout map per layer, one flow map (the sentence is short: flow is drawn).
+  for (const kind of ['encoder_self', 'decoder_self']) {
+    assert.equal(await page.$$eval(`#tr-mv .mv-thumb[data-kind=${kind}_rollout]`, (e) => e.length), GENERAL.layers, kind);
+    assert.equal(await page.$$eval(`#tr-mv .mv-thumb[data-kind=${kind}_flow]`, (e) => e.length), 1, kind);
+    assert.ok((await canvasProbe(page, `${thumb(`${kind}_rollout`, GENERAL.layers - 1, 0)} canvas`)).color > 200);
+  }
+  const doc = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  checkMapsJson(doc, { task: 'translation', model: 'de-en-general', count: 3 * per + 2 * (GENERAL.layers + 1) });
+  await checkStats(page, '#tr-mv', doc);
+  // The drawn numbers are the ops' output on the model's maps, recomputed here in the page from the exported maps.
+  for (const kind of ['encoder_self', 'decoder_self']) {
+    const own = base.maps.filter((m) => m.name === kind);
+    const n = own[0].dims[0];
+    const want = await page.evaluate(async ({ own, n, layers, heads }) => {
+      const { attention, tensor } = await import('/wasm/index.js');
+      const data = new Float32Array(layers * heads * n * n);
+      for (const m of own) data.set(m.data, (m.layer * heads + m.head) * n * n);
+      const maps = tensor(data, [layers, heads, n, n]);
+      return { rollout: [...attention.attentionRollout({ maps }, { residual: 0.5 }).rollout.data],
+        flow: [...attention.attentionFlow({ maps }, { residual: 0.5 }).flow.data] };
+    }, { own, n, layers: GENERAL.layers, heads: GENERAL.heads });
+    for (let l = 0; l < GENERAL.layers; l++) {
+      const m = doc.maps.find((x) => x.name === `${kind}_rollout` && x.layer === l);
+      assert.deepEqual(m.dims, [n, n]);
+      m.data.forEach((v, i) => assert.ok(Math.abs(v - want.rollout[l * n * n + i]) < 1e-6, `${kind} rollout L${l + 1} [${i}]`));
+      for (let r = 0; r < n; r++) {
+        // Word level leaves out '</s>' (and the decoder's '<s>'), whose share is missing from every row: ≤ 1.
+        const sum = m.data.slice(r * n, (r + 1) * n).reduce((a, b) => a + b, 0);
+        assert.ok(sum > 0.2 && sum < 1 + 1e-4, `${kind} rollout L${l + 1} row ${r} sums to ${sum}`);
+      }
+    }
+    const f = doc.maps.find((x) => x.name === `${kind}_flow`);
+    f.data.forEach((v, i) => assert.ok(Math.abs(v - want.flow[i]) < 1e-6, `${kind} flow [${i}]`));
+    if (kind === 'decoder_self') {
+      // Causal: nothing flows from a later position to an earlier one.
+      for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.ok(f.data[i * n + j] < 1e-6, `flow ${j} → ${i}`);
+    }
+  }
+  // At piece level every map is a full distribution, and so is each layer's rollout.
+  await page.check('#tr-level input[value=piece]');
+  const pieces = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  for (const m of pieces.maps.filter((x) => x.name.endsWith('_rollout'))) {
+    const k = m.dims[1];
+    for (let r = 0; r < m.dims[0]; r++) {
+      const sum = m.data.slice(r * k, (r + 1) * k).reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-4, `${m.name} L${m.layer + 1} row ${r} sums to ${sum} at piece level`);
+    }
+  }
+  await page.check('#tr-level input[value=word]');
+  // A rollout thumbnail opens in the large heatmap, by click and by keyboard.
+  await page.click(thumb('encoder_self_rollout', GENERAL.layers - 1, 0));
+  assert.match(await page.$eval('#tr-map-note', (e) => e.textContent), /encoder self: attention rollout after layer 3/);
+  const n = doc.maps.find((x) => x.name === 'encoder_self_rollout').dims[0];
+  assert.equal(await page.$eval('#tr-heatmap', (e) => e.dataset.dims), `${n}x${n}`);
+  await page.focus(thumb('encoder_self_rollout', GENERAL.layers - 1, 0));
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  assert.match(await page.$eval('#tr-map-note', (e) => e.textContent), /encoder self: attention flow through all 3 layers/);
+  assert.match(await page.evaluate(() => location.search), /view=heatmap&kind=encoder_self_flow/);
+  await page.uncheck('#tr-mv-derived');
+  assert.equal(await page.$$eval('#tr-mv .mv-thumb', (e) => e.length), 3 * per);
+  assert.deepEqual(problems, []);
+});
+
 test('the RNN translator: its one cross map; clicking it opens the heatmap', { skip }, async (t) => {
   if (!available('translation', 'de-en-rnn-additive')) { t.skip('de-en-rnn-additive is not in this build'); return; }
   await page.selectOption('#tr-model', 'de-en-rnn-additive');
