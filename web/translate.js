@@ -7,6 +7,7 @@ import { runTask, runAlign as runAlignTask, statusUi, errorText } from './client
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
 import { ModelView } from './modelview.js';
 import { derivedBlocks } from './rollout.js';
+import { CoverageView, coverageSignal } from './coverage.js';
 import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
 import { INITIAL_STATE, writeState } from './state.js';
 
@@ -29,6 +30,11 @@ export const EXAMPLES = [
   'Zwei Männer gehen einen unbefestigten Weg entlang.',
   'Ein Mann rennt mithilfe von Schneeschuhen durch den Schnee.',
 ];
+
+// Under-translation that the coverage penalty repairs (de-en-transformer, beam 4): β = 0 gives "Two men
+// acrobaticely as they watch." — "Statuen" is barely attended — and β = 1 "Two men acrobaticely as they watch their
+// statues." (attnlens-cli translate --model models/de-en-transformer --beams 4 --coverage-beta 0 / 1).
+export const COVERAGE_EXAMPLE = 'Zwei Männer tun so als seien sie Statuen, während Frauen ihnen zusehen.';
 
 const MODELS = [
   ['de-en-general', 'General Transformer'],
@@ -260,7 +266,69 @@ export function setupTranslate() {
     $('tr-links-note').textContent = linksNote(out);
     fillHeadView(out);
     fillModelView(out);
+    fillCoverage(out);
   }
+
+  // Coverage (coverage.js): the main result's, with a slider over its target steps; and a β = 0 / β = b comparison.
+  const coverage = new CoverageView($('tr-coverage'), { onRead: (t) => { $('tr-cov-read').textContent = t; } });
+  const coverageCmp = [new CoverageView($('tr-coverage-0')), new CoverageView($('tr-coverage-1'))];
+  function coverageModel(out) {
+    const words = level() === 'word' && out.word_attentions?.length > 0;
+    const signal = coverageSignal(out, words);
+    if (!signal) return null;
+    const lists = words ? { src: wordTexts(out.source_words), tgt: wordTexts(out.target_words) } : tokenLabels(out);
+    return { signal, src: labelsFor(signal.cols, lists.src), tgt: labelsFor(signal.rows, lists.tgt) };
+  }
+  function fillCoverage(out) {
+    const model = coverageModel(out);
+    $('tr-cov-panel').hidden = !model;
+    if (!model) { coverage.clear(); return; }
+    const step = $('tr-cov-step');
+    step.max = String(model.signal.rows);
+    step.value = String(model.signal.rows);
+    $('tr-cov-step-out').textContent = `${model.signal.rows}: ${model.tgt[model.signal.rows - 1]}`;
+    coverage.set(model);
+  }
+  $('tr-cov-step').addEventListener('input', () => {
+    if (!coverage.model) return;
+    const t = Number($('tr-cov-step').value) - 1;
+    $('tr-cov-step-out').textContent = `${t + 1}: ${coverage.model.tgt[t]}`;
+    coverage.set(coverage.model, t);
+  });
+  const betaShown = () => Number($('tr-coverage-beta').value) > 0 ? Number($('tr-coverage-beta').value) : 1;
+  $('tr-coverage-beta').addEventListener('input', () => { $('tr-cov-beta-shown').textContent = String(betaShown()); });
+  async function compareCoverage() {
+    const model = $('tr-model').value;
+    const text = $('tr-input').value.trim();
+    if (!text) { ui.done('Type a German sentence first.'); return; }
+    const beams = Math.max(2, Math.min(8, Number($('tr-beams').value) || 4)); // β acts in the beam search only
+    const beta = betaShown();
+    ui.busy(`Translating with β = 0 and β = ${beta} (beam ${beams})…`);
+    try {
+      const runs = [];
+      for (const b of [0, beta]) runs.push(await translate(model, text, beams, { coverage_beta: b, word_maps: true }));
+      runs.forEach((r, i) => {
+        $(`tr-cov-text-${i}`).textContent = `β = ${i ? beta : 0}: ${r.text}`;
+        coverageCmp[i].set(coverageModel({ ...r.out, model }));
+      });
+      $('tr-cov-cmp').hidden = false;
+      ui.done(`${model}, beam ${beams}, β = 0 and β = ${beta}: ${runs.reduce((a, r) => a + r.ms, 0).toFixed(0)} ms`);
+    } catch (err) {
+      ui.fail(err, missingText(model));
+    }
+  }
+  $('tr-cov-compare').addEventListener('click', () => compareCoverage());
+  // The example: the Multi30k Transformer drops "Statuen" with β = 0 and says "their statues" with β = 1 (beam 4).
+  $('tr-cov-example').addEventListener('click', async () => {
+    $('tr-model').value = 'de-en-transformer';
+    $('tr-input').value = COVERAGE_EXAMPLE;
+    $('tr-beams').value = '4';
+    $('tr-coverage-beta').value = '1';
+    $('tr-cov-beta-shown').textContent = '1';
+    write({ model: 'de-en-transformer', text: COVERAGE_EXAMPLE });
+    await runForm();
+    await compareCoverage();
+  });
 
   function fillModelView(out) {
     const words = level() === 'word' && out.word_attentions?.length > 0;
@@ -484,7 +552,9 @@ export function setupTranslate() {
     if (!text) { ui.done('Type a German sentence first.'); return; }
     ui.busy(`Translating with ${model}…`);
     try {
-      const { out, ms, text: result } = await translate(model, text, beams, { word_maps: true });
+      const beta = Number($('tr-coverage-beta').value);
+      const { out, ms, text: result } = await translate(model, text, beams,
+        { word_maps: true, ...(Number.isFinite(beta) && beta > 0 ? { coverage_beta: beta } : {}) });
       $('tr-output').textContent = result;
       $('tr-panels').hidden = false;
       results.main = { ...out, model, input: text };

@@ -389,6 +389,51 @@ test('rollout and flow of de-en-general: the catalogue ops on the shown maps, op
   assert.deepEqual(problems, []);
 });
 
+test('coverage (Tu et al. 2016): the cumulative cross-attention per German word, a step slider, β = 0 against β = 1', { skip }, async (t) => {
+  if (!available('translation', 'de-en-general')) { t.skip('de-en-general is not in this build'); return; }
+  await waitForRun(page, '#tr-status');
+  assert.equal(await page.isVisible('#tr-cov-panel'), true);
+  const doc = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  // The engine's coverage signal: the last decoder layer's cross-attention, mean of the heads; coverage = column sums.
+  const cross = doc.maps.filter((m) => m.name === 'cross' && m.layer === GENERAL.layers - 1);
+  const [rows, cols] = cross[0].dims;
+  const mean = Array.from({ length: rows * cols }, (_, i) => cross.reduce((a, m) => a + m.data[i], 0) / cross.length);
+  const colSums = (upTo) => Array.from({ length: cols }, (_, j) => mean.filter((_, i) => i % cols === j && Math.floor(i / cols) <= upTo).reduce((a, b) => a + b, 0));
+  const shown = async () => JSON.parse(await page.$eval('#tr-coverage', (e) => e.dataset.coverage));
+  const close = (a, b, what) => { assert.equal(a.length, b.length, what); a.forEach((v, j) => assert.ok(Math.abs(v - b[j]) < 1e-4, `${what} [${j}]: ${v} vs ${b[j]}`)); };
+  close(await shown(), colSums(rows - 1), 'final coverage');
+  assert.deepEqual(doc.tokens.source_words, (await page.$eval('#tr-coverage', (e) => e.getAttribute('aria-label'))).match(/: (.*)$/)[1].split(', ').map((x) => x.replace(/ [\d.]+$/, '')));
+  // The slider walks the target steps (keyboard): after the first English word only its own attention.
+  await page.focus('#tr-cov-step');
+  await page.keyboard.press('Home');
+  close(await shown(), colSums(0), 'coverage after the first word');
+  assert.match(await page.$eval('#tr-cov-read', (e) => e.textContent), /^after ‘.+’ \(1 of \d+\)/);
+  await page.keyboard.press('ArrowRight');
+  close(await shown(), colSums(1), 'coverage after the second word');
+  // The example: β = 1 brings in "Statuen", which β = 0 barely attends (de-en-transformer, beam 4).
+  if (!available('translation', 'de-en-transformer')) { t.skip('de-en-transformer is not in this build'); return; }
+  await page.click('#tr-cov-example');
+  await page.waitForFunction(() => !document.getElementById('tr-cov-cmp').hidden, null, { timeout: 120_000 });
+  await waitForRun(page, '#tr-status');
+  const [t0, t1] = [await page.textContent('#tr-cov-text-0'), await page.textContent('#tr-cov-text-1')];
+  assert.match(t0, /^β = 0: /);
+  assert.match(t1, /^β = 1: /);
+  assert.notEqual(t0.slice(7), t1.slice(7), 'the coverage penalty changes this translation');
+  assert.match(t1, /statue/i);
+  assert.doesNotMatch(t0, /statue/i);
+  const statue = async (id) => {
+    const label = await page.$eval(id, (e) => e.getAttribute('aria-label'));
+    return Number(/Statuen ([\d.]+)/.exec(label)[1]);
+  };
+  assert.ok(await statue('#tr-coverage-1') > await statue('#tr-coverage-0'), 'Statuen gets more attention with β = 1');
+  await page.locator('#tr-cov-panel').screenshot({ path: path.join(ARTIFACTS, 'coverage.png') });
+  // Back to the default model for the tests after this one.
+  await page.selectOption('#tr-model', 'de-en-general');
+  await page.fill('#tr-coverage-beta', '0');
+  await submit(page, '#tr-run', '#tr-status');
+  assert.deepEqual(problems, []);
+});
+
 test('the RNN translator: its one cross map; clicking it opens the heatmap', { skip }, async (t) => {
   if (!available('translation', 'de-en-rnn-additive')) { t.skip('de-en-rnn-additive is not in this build'); return; }
   await page.selectOption('#tr-model', 'de-en-rnn-additive');
