@@ -46,6 +46,17 @@ val result_to_js(const api::CaptionResult& r) {
   out.set("score", r.score);
   out.set("numBeams", r.num_beams);
   out.set("betas", copy_array(r.betas));
+  if (r.num_beams == 0) {  // attend(): forced caption
+    out.set("tokenLogprobs", copy_array(r.token_logprobs));
+    val unknown = val::array();
+    for (const auto& u : r.unknown_words) {
+      val w = val::object();
+      w.set("word", u.word);
+      w.set("position", static_cast<double>(u.position));
+      unknown.call<void>("push", w);
+    }
+    out.set("unknownWords", unknown);
+  }
   if (!r.attention.dims.empty()) {
     val att = val::object();
     att.set("name", std::string("visual"));
@@ -66,31 +77,12 @@ class CaptionerBinding {
 
   // data: Uint8Array | Uint8ClampedArray of exactly width·height·channels bytes (channels 4, 3 or 1).
   val caption(const val& data, double width, double height, double channels, const std::string& params_json) const {
-    return guarded([&] {
-      const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
-      const std::size_t c = dimension(channels, "channels");
-      attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
-                        "caption: the pixels must be a Uint8Array or Uint8ClampedArray");
-      attnlens::image::check_image_dims(w, h, c);
-      const double length = data["length"].as<double>();
-      const double needed = static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c);
-      attnlens::require(length == needed, "caption: the pixel buffer holds " + std::to_string(static_cast<long long>(length)) +
-                                              " bytes but a " + std::to_string(w) + "x" + std::to_string(h) +
-                                              " image with " + std::to_string(c) + " channels needs exactly " +
-                                              std::to_string(static_cast<long long>(needed)));
-      const api::CaptionParams params = api::caption_params(params_json);
-      const std::size_t stride = w * c;
-      std::vector<std::uint8_t> row(stride);
-      const auto r = cap_->caption_rows(
-          [&](std::size_t y) {
-            const val src = data.call<val>("subarray", static_cast<double>(y * stride), static_cast<double>((y + 1) * stride));
-            // the view is made right before the copy: nothing can grow the heap in between
-            val(emscripten::typed_memory_view(stride, row.data())).call<void>("set", src);
-            return static_cast<const std::uint8_t*>(row.data());
-          },
-          w, h, params, c);
-      return result_to_js(r);
-    });
+    return guarded([&] { return run(data, width, height, channels, params_json, nullptr, "caption"); });
+  }
+  // Forced caption (api::Captioner::attend_rows): the same pixels, and the caption to score.
+  val attend(const val& data, double width, double height, double channels, const std::string& caption,
+             const std::string& params_json) const {
+    return guarded([&] { return run(data, width, height, channels, params_json, &caption, "attend"); });
   }
 
   // The two halves, for benchmarks: pixels → grid Float32Array [7·7·1280]; grid → caption.
@@ -125,6 +117,33 @@ class CaptionerBinding {
   std::string config_json() const { return cap_->config_json(); }
 
  private:
+  // caption == nullptr: search (caption_rows); else teacher forcing of *caption (attend_rows).
+  val run(const val& data, double width, double height, double channels, const std::string& params_json,
+          const std::string* caption, const std::string& what) const {
+    const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
+    const std::size_t c = dimension(channels, "channels");
+    attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
+                      what + ": the pixels must be a Uint8Array or Uint8ClampedArray");
+    attnlens::image::check_image_dims(w, h, c);
+    const double length = data["length"].as<double>();
+    const double needed = static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c);
+    attnlens::require(length == needed, what + ": the pixel buffer holds " + std::to_string(static_cast<long long>(length)) +
+                                            " bytes but a " + std::to_string(w) + "x" + std::to_string(h) +
+                                            " image with " + std::to_string(c) + " channels needs exactly " +
+                                            std::to_string(static_cast<long long>(needed)));
+    const api::CaptionParams params = api::caption_params(params_json);
+    const std::size_t stride = w * c;
+    std::vector<std::uint8_t> row(stride);
+    const auto read_row = [&](std::size_t y) {
+      const val src = data.call<val>("subarray", static_cast<double>(y * stride), static_cast<double>((y + 1) * stride));
+      // the view is made right before the copy: nothing can grow the heap in between
+      val(emscripten::typed_memory_view(stride, row.data())).call<void>("set", src);
+      return static_cast<const std::uint8_t*>(row.data());
+    };
+    return result_to_js(caption ? cap_->attend_rows(read_row, w, h, *caption, params, c)
+                                : cap_->caption_rows(read_row, w, h, params, c));
+  }
+
   std::unique_ptr<api::Captioner> cap_;
 };
 
@@ -156,6 +175,7 @@ EMSCRIPTEN_BINDINGS(attnlens_captioning) {
   emscripten::class_<CaptionerBinding>("Captioner")
       .class_function("fromBundles", &from_bundles, emscripten::allow_raw_pointers())
       .function("caption", &CaptionerBinding::caption)
+      .function("attend", &CaptionerBinding::attend)
       .function("encode", &CaptionerBinding::encode)
       .function("captionGrid", &CaptionerBinding::caption_grid)
       .function("vocabSize", &CaptionerBinding::vocab_size)

@@ -282,8 +282,8 @@ export type ModelRef = string | URL | Bundle;
 export interface Pipeline<Input, RunOptions, Output> {
   /**
    * Runs the model. Calls on one pipeline never interleave: a call made while another is running waits in a queue
-   * and runs after it, in the order the calls were made (align() shares the queue). A call still waiting when
-   * dispose() is called rejects with the "has been disposed" Error.
+   * and runs after it, in the order the calls were made (align() and attend() share the queue). A call still
+   * waiting when dispose() is called rejects with the "has been disposed" Error.
    */
   (input: Input, options?: RunOptions): Promise<Output>;
   readonly task: TaskName;
@@ -452,7 +452,14 @@ export interface CaptionResult {
   finished?: boolean;
   /** Sum of the chosen words' log-probabilities. */
   score?: number;
+  /** The beam width used (1 = greedy; 0 for attend()). */
   num_beams?: number;
+  /** attend() only: log-probability of each token given the image and the words before it ('<end>' last). */
+  token_logprobs?: Float32Array;
+  /** attend() only: the caption's words outside the vocabulary, scored as '<unk>' (position indexes tokens). */
+  unknown_words?: Array<{ word: string; position: number }>;
+  /** attend() only: true. */
+  forced?: boolean;
   [key: string]: unknown;
 }
 export interface CaptionRunOptions {
@@ -461,7 +468,25 @@ export interface CaptionRunOptions {
   output_attentions?: boolean;
   [option: string]: unknown;
 }
-export type CaptioningPipeline = Pipeline<ImageInput | string | URL, CaptionRunOptions, CaptionResult>;
+export interface CaptionAttendOptions {
+  /** Default true. */
+  output_attentions?: boolean;
+  [option: string]: unknown;
+}
+export interface CaptioningPipeline extends Pipeline<ImageInput | string | URL, CaptionRunOptions, CaptionResult> {
+  (input: ImageInput | string | URL, options?: CaptionRunOptions): Promise<CaptionResult>;
+  (input: Array<ImageInput | string | URL>, options?: CaptionRunOptions): Promise<CaptionResult[]>;
+  /**
+   * Forced caption (teacher forcing): the decoder runs over `caption` (lowercased, split as \w+|[^\w\s]) instead
+   * of searching; per word (then '<end>') the attention over the grid, the gate β and the log-probability
+   * (token_logprobs). Words outside the vocabulary become '<unk>' and are listed in unknown_words. Rejects with a
+   * TypeError for a non-string caption, an Error for an empty one or one of more than 1000 words.
+   */
+  attend(input: ImageInput | string | URL, caption: string, options?: CaptionAttendOptions): Promise<CaptionResult>;
+  /** The encoder bundle's name. */
+  readonly encoder: string;
+  readonly vocabSize: number;
+}
 
 export interface PipelineOptions extends LoadOptions {
   /** sentiment-analysis: the most tokens classified (default 256). */

@@ -82,8 +82,8 @@ export async function pipeline(task, model, options = {}) {
  * second request while an image is still being decoded) wait in a queue and run in the order they were made, each
  * to its end before the next starts, so no two calls ever interleave (not even the items of two array inputs). A
  * call made while none is running starts at once, exactly as before. A call still queued when dispose() is called
- * rejects with the pipeline's "has been disposed" Error when its turn comes. `align()` (translation) shares the
- * queue. Every property of the task's function (task, model, dispose, disposed, …) is kept.
+ * rejects with the pipeline's "has been disposed" Error when its turn comes. `align()` (translation) and
+ * `attend()` (image-to-text) share the queue. Every property of the task's function (task, model, dispose, disposed, …) is kept.
  */
 function serialised(run) {
   let pending = 0; // calls made and not yet settled
@@ -108,7 +108,7 @@ function serialised(run) {
   for (const key of Reflect.ownKeys(run)) {
     if (key === 'length' || key === 'name' || key === 'prototype') continue;
     const d = Object.getOwnPropertyDescriptor(run, key);
-    if (key === 'align' && typeof d.value === 'function') d.value = queue(d.value);
+    if ((key === 'align' || key === 'attend') && typeof d.value === 'function') d.value = queue(d.value);
     Object.defineProperty(out, key, d);
   }
   return out;

@@ -1,6 +1,7 @@
 #include "api/captioning.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "models/mobilenet_v2.h"
 #include "models/show_attend_tell.h"
 #include "text/utf8.h"
+#include "text/words.h"
 
 namespace attnlens::api {
 
@@ -46,6 +48,8 @@ struct Captioner::Impl {
   models::MobileNetV2 encoder;
   models::ShowAttendTell decoder;
   std::vector<std::string> vocab;
+  std::unordered_map<std::string, int> word_ids;  // vocab → id (attend)
+  int unk_id = 3;                                  // config.json tokenizer.unk_id
   int default_beams = 1;
   double length_norm = 0;  // config.json decoding.length_norm (sat.beam_decode's final choice: score / len^norm)
   std::size_t input_size = models::MobileNetV2::kInputSize;
@@ -98,6 +102,21 @@ struct Captioner::Impl {
     require(vocab.size() == decoder.config().vocab_size,
             "model bundle " + cap.name() + ": " + vocab_file + " has " + std::to_string(vocab.size()) +
                 " lines but decoder.vocab_size is " + std::to_string(decoder.config().vocab_size));
+    if (cfg.has("tokenizer"))
+      unk_id = static_cast<int>(cfg.object("tokenizer").integer_or("unk_id", unk_id, 0,
+                                                                   static_cast<long long>(vocab.size()) - 1));
+    require(static_cast<std::size_t>(unk_id) < vocab.size(),
+            where + ": tokenizer.unk_id must be an id inside the vocabulary");
+    for (std::size_t i = 0; i < vocab.size(); ++i) word_ids.emplace(vocab[i], static_cast<int>(i));
+  }
+
+  // A caption to force → its words (text::tokenize_caption), checked before any image work.
+  static std::vector<std::string> caption_words(const std::string& caption) {
+    std::vector<std::string> words = text::tokenize_caption(caption, kMaxCaptionWords + 1);
+    require(!words.empty(), "attend: the caption is empty (give the words to score)");
+    require(words.size() <= kMaxCaptionWords, "attend: the caption has more than " +
+                                                  std::to_string(kMaxCaptionWords) + " words");
+    return words;
   }
 
   Tensor grid_from_input(const std::vector<float>& input) const {
@@ -224,16 +243,73 @@ void require_finite_grid(const Tensor& grid, const std::string& what) {
               "]: features must be finite numbers");
 }
 
-}  // namespace
-
-CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
-  grid.validate("caption: grid");
-  require_finite_grid(grid, "caption: the grid");
-  require(grid.rank() == 3 && grid.dims[2] == impl_->grid_dim() && grid.dims[0] >= 1 && grid.dims[1] >= 1,
-          "caption: the grid must have dims [H, W, " + std::to_string(impl_->grid_dim()) + "]" +
-              (impl_->grid_dim() != models::MobileNetV2::kFeatDim
+// A decoder grid from a caller: dims [H, W, D] with D the bundle's grid_dim(), every value finite.
+void check_grid(const Tensor& grid, std::size_t grid_dim, const std::string& what) {
+  grid.validate(what + ": grid");
+  require_finite_grid(grid, what + ": the grid");
+  require(grid.rank() == 3 && grid.dims[2] == grid_dim && grid.dims[0] >= 1 && grid.dims[1] >= 1,
+          what + ": the grid must have dims [H, W, " + std::to_string(grid_dim) + "]" +
+              (grid_dim != models::MobileNetV2::kFeatDim
                    ? " (1280 MobileNetV2 channels + the bundle's cell colour/position channels, as encode() returns)"
                    : ""));
+}
+
+// Teacher forcing of `words` over a checked grid (Captioner::attend*).
+CaptionResult force_words(const models::ShowAttendTell& dec, const Tensor& grid, const std::vector<std::string>& words,
+                          const std::vector<std::string>& vocab, const std::unordered_map<std::string, int>& word_ids,
+                          int unk_id, const CaptionParams& params) {
+  const std::size_t gh = grid.dims[0], gw = grid.dims[1];
+  CaptionResult out;
+  out.num_beams = 0;
+  std::vector<int> ids;  // [n] the words as vocabulary ids, unknown → <unk>
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const auto it = word_ids.find(words[i]);
+    const bool known = it != word_ids.end() && it->second != unk_id;
+    ids.push_back(known ? it->second : unk_id);
+    if (!known) out.unknown_words.push_back({words[i], i});
+    if (i) out.text += ' ';
+    out.text += words[i];
+  }
+  const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), gh * gw);
+  models::SatDecodeResult r = dec.force(enc, ids);  // steps = n + 1 (the last one scores <end>)
+  out.finished = r.finished;
+  out.score = r.score;
+  out.betas = std::move(r.betas);
+  out.token_logprobs = std::move(r.logprobs);
+  out.token_ids = ids;
+  out.token_ids.push_back(dec.config().end_id);
+  for (int id : out.token_ids) out.tokens.push_back(vocab[static_cast<std::size_t>(id)]);
+  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, std::move(r.alphas));  // [n + 1, gh, gw]
+  return out;
+}
+
+}  // namespace
+
+CaptionResult Captioner::attend(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                                const std::string& caption, const CaptionParams& params, std::size_t channels) const {
+  const std::vector<std::string> words = Impl::caption_words(caption);
+  const Tensor grid = encode(pixels, size, width, height, channels);
+  return force_words(impl_->decoder, grid, words, impl_->vocab, impl_->word_ids, impl_->unk_id, params);
+}
+
+CaptionResult Captioner::attend_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
+                                     std::size_t height, const std::string& caption, const CaptionParams& params,
+                                     std::size_t channels) const {
+  const std::vector<std::string> words = Impl::caption_words(caption);
+  std::vector<float> input(impl_->input_size * impl_->input_size * 3);
+  image::preprocess(row, width, height, channels, impl_->input_size, input.data());
+  return force_words(impl_->decoder, impl_->grid_from_input(input), words, impl_->vocab, impl_->word_ids,
+                     impl_->unk_id, params);
+}
+
+CaptionResult Captioner::attend_grid(const Tensor& grid, const std::string& caption, const CaptionParams& params) const {
+  const std::vector<std::string> words = Impl::caption_words(caption);
+  check_grid(grid, impl_->grid_dim(), "attend");
+  return force_words(impl_->decoder, grid, words, impl_->vocab, impl_->word_ids, impl_->unk_id, params);
+}
+
+CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
+  check_grid(grid, impl_->grid_dim(), "caption");
   require(params.num_beams >= 0 && params.max_new_tokens >= 0, "caption: num_beams and max_new_tokens must be >= 0");
   const std::size_t gh = grid.dims[0], gw = grid.dims[1], cells = gh * gw;
   const auto& dec = impl_->decoder;

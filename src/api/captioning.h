@@ -43,7 +43,15 @@ struct CaptionResult {
   Tensor attention;
   std::vector<float> betas;  // the gate β_t per step [T]
   float score = 0;           // sum of the chosen words' log-probabilities
-  int num_beams = 1;
+  int num_beams = 1;         // 0 for attend()
+  // attend() only (teacher forcing of a given caption): the log-probability of each token (<end> last; `score` is
+  // their sum), and the caption's words that are not in the vocabulary: tokens[position] is "<unk>" for each.
+  std::vector<float> token_logprobs;
+  struct UnknownWord {
+    std::string word;           // as tokenized (lowercased)
+    std::size_t position = 0;   // index into tokens
+  };
+  std::vector<UnknownWord> unknown_words;
 };
 
 class Captioner {
@@ -67,6 +75,22 @@ class Captioner {
   // WASM binding uses it to read only the ≤ 448 rows the resize needs out of a JS buffer.
   CaptionResult caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
                              std::size_t height, const CaptionParams& params = {}, std::size_t channels = 4) const;
+
+  // Forced caption (teacher forcing, sat.forced_decode): runs the decoder over the given caption instead of
+  // searching and returns, for each of its words and then <end>, the attention α over the grid, the gate β and the
+  // log-probability of that word given the image and the words before it. The caption is split like the training
+  // text (text::tokenize_caption: lowercase, \w+|[^\w\s]); words outside the vocabulary are scored as <unk> and
+  // listed in unknown_words. `text` is the split caption joined with spaces (unknown words as written), `tokens`
+  // the words the model saw then "<end>", finished = true, num_beams = 0. Of the params only output_attentions
+  // applies. Errors: an empty (or all white space / no word) caption, one of more than kMaxCaptionWords words, and
+  // every image error of caption().
+  static constexpr std::size_t kMaxCaptionWords = 1000;
+  CaptionResult attend(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
+                       const std::string& caption, const CaptionParams& params = {}, std::size_t channels = 4) const;
+  CaptionResult attend_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
+                            std::size_t height, const std::string& caption, const CaptionParams& params = {},
+                            std::size_t channels = 4) const;
+  CaptionResult attend_grid(const Tensor& grid, const std::string& caption, const CaptionParams& params = {}) const;
 
   // The two halves, for benchmarks and tools: pixels → grid [grid_h, grid_w, D]; grid → caption. D = 1280 (the
   // MobileNetV2 features), + 3 for bundles with config.json "encoder.cell_colour": "mean_rgb" (each cell also

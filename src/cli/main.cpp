@@ -2,6 +2,7 @@
 // implementation that inference uses (native and WASM). Run `attnlens-cli --help` for the commands.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -69,7 +70,7 @@ usage:
       word, or "gdfa" (grow-diag-final-and of both argmax directions). A bad line gives {"error": ...} with
       --json (or "ERROR: ..."), and exit status 1 at the end.
   attnlens-cli caption --model DIR [--encoder DIR] [--beams N] [--max-new-tokens N] [--raw-size WxH]
-                      [--json [--attentions]] [IMAGE ...]
+                      [--caption TEXT | --forced] [--json [--attentions]] [IMAGE ...]
       Caption images with a captioning bundle (models/flickr8k-mobilenet, models/shapes). The encoder bundle
       its config.json names ("encoder.bundle") is read from ../NAME next to DIR unless --encoder DIR is given.
       Images are the given paths, or else one path per stdin line; each is a binary PPM (P6, RGB) or PGM (P5,
@@ -79,6 +80,13 @@ usage:
       --attentions, "attention": {dims [T, 7, 7], data}. Beams default to the bundle's decoding.num_beams
       (1 = greedy). An image that cannot be read gives {"image", "error"} (or "ERROR: ..." without --json)
       and exit status 1 at the end.
+      Forced caption (teacher forcing, no search): --caption TEXT scores TEXT on every image; --forced reads
+      stdin lines "IMAGE<TAB>CAPTION" (one caption per image). The caption is lowercased and split as in
+      training (\w+|[^\w\s]); tokens are its words then "<end>", words outside the vocabulary become "<unk>"
+      and are listed in "unknown_words" [{word, position}]. --json adds "token_logprobs" (each token's
+      log-probability; "score" is their sum); --attentions gives one 7x7 map per token. Without --json: the
+      score, a TAB, then each token with its log-probability. An empty caption or one of more than 1000 words
+      is an error for that image. --beams/--max-new-tokens do not apply.
   attnlens-cli classify --model DIR [--top N] [IMAGE ...]
       ImageNet classes of images with an image classifier bundle (models/mobilenet-v2-imagenet): one JSON line
       per image {image, classes: [{index, label, probability}]}, the N (default 5) most probable first. Images as
@@ -472,8 +480,9 @@ std::string read_binary(const std::string& path) {
 }
 
 int caption(int argc, char** argv) {
-  const Args args = parse_args(argc, argv, 2, {"--model", "--encoder", "--beams", "--max-new-tokens", "--raw-size"},
-                               {"--json", "--attentions"}, "caption");
+  const Args args = parse_args(argc, argv, 2,
+                               {"--model", "--encoder", "--beams", "--max-new-tokens", "--raw-size", "--caption"},
+                               {"--json", "--attentions", "--forced"}, "caption");
   const std::string* model = find_option(args, "--model");
   if (model == nullptr || model->empty()) throw UsageError("caption: --model DIR is required");
   const std::string* encoder = find_option(args, "--encoder");
@@ -491,27 +500,52 @@ int caption(int argc, char** argv) {
   const bool json = find_option(args, "--json") != nullptr;
   params.output_attentions = find_option(args, "--attentions") != nullptr;
   if (params.output_attentions && !json) throw UsageError("caption: --attentions needs --json");
+  const std::string* forced_caption = find_option(args, "--caption");
+  const bool forced_lines = find_option(args, "--forced") != nullptr;
+  if (forced_caption != nullptr && forced_lines) throw UsageError("caption: give --caption TEXT or --forced, not both");
+  if (forced_lines && !args.positional.empty())
+    throw UsageError("caption: with --forced, images and captions are read from stdin (IMAGE<TAB>CAPTION lines)");
   const auto captioner = attnlens::api::Captioner::load(*model, encoder ? *encoder : "");
 
   int status = 0;
-  auto one = [&](const std::string& path) {
+  // caption == nullptr: search; else forced decoding of *caption
+  auto one = [&](const std::string& path, const std::string* caption) {
     std::string out;
     try {
       const std::string bytes = read_binary(path);
       attnlens::api::CaptionResult r;
       if (raw_w != 0) {
-        r = captioner->caption(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), raw_w, raw_h, params,
-                               4);
+        const auto* px = reinterpret_cast<const std::uint8_t*>(bytes.data());
+        r = caption ? captioner->attend(px, bytes.size(), raw_w, raw_h, *caption, params, 4)
+                    : captioner->caption(px, bytes.size(), raw_w, raw_h, params, 4);
       } else {
         const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(bytes, path);
-        r = captioner->caption(img.pixels.data(), img.pixels.size(), img.width, img.height, params, img.channels);
+        r = caption ? captioner->attend(img.pixels.data(), img.pixels.size(), img.width, img.height, *caption, params,
+                                        img.channels)
+                    : captioner->caption(img.pixels.data(), img.pixels.size(), img.width, img.height, params,
+                                         img.channels);
       }
       if (json) {
         nlohmann::json j = {{"image", path},     {"text", r.text},         {"tokens", r.tokens},
                             {"token_ids", r.token_ids}, {"finished", r.finished}, {"score", r.score},
                             {"betas", r.betas}};
+        if (caption) {
+          j["forced"] = true;
+          j["token_logprobs"] = r.token_logprobs;
+          nlohmann::json unknown = nlohmann::json::array();
+          for (const auto& u : r.unknown_words) unknown.push_back({{"word", u.word}, {"position", u.position}});
+          j["unknown_words"] = std::move(unknown);
+        }
         if (params.output_attentions) j["attention"] = {{"dims", r.attention.dims}, {"data", r.attention.data}};
         out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      } else if (caption) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(r.score));
+        out = std::string(buf) + '\t';
+        for (std::size_t t = 0; t < r.tokens.size(); ++t) {
+          std::snprintf(buf, sizeof buf, "(%.4f)", static_cast<double>(r.token_logprobs[t]));
+          out += (t ? " " : "") + r.tokens[t] + buf;
+        }
       } else {
         out = r.text;
       }
@@ -525,12 +559,20 @@ int caption(int argc, char** argv) {
     std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
   };
   if (!args.positional.empty()) {
-    for (const std::string& p : args.positional) one(p);
+    for (const std::string& p : args.positional) one(p, forced_caption);
   } else {
     std::string line;
     while (std::getline(std::cin, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (!line.empty()) one(line);
+      if (line.empty()) continue;
+      if (!forced_lines) {
+        one(line, forced_caption);
+        continue;
+      }
+      const std::size_t tab = line.find('\t');
+      // a line without a TAB has no caption: reported for that line as an empty caption
+      const std::string caption = tab == std::string::npos ? std::string() : line.substr(tab + 1);
+      one(line.substr(0, tab), &caption);
     }
     require(!std::cin.bad(), "caption: error while reading stdin");
   }

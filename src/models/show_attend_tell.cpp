@@ -179,6 +179,32 @@ SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len) 
   return r;
 }
 
+SatDecodeResult ShowAttendTell::force(const Encoded& enc, const std::vector<int>& words) const {
+  const std::size_t V = cfg_.vocab_size, L = enc.cells, n = words.size();
+  SatDecodeResult r;
+  r.tokens = words;
+  r.finished = true;
+  r.steps = n + 1;
+  r.alphas.resize(r.steps * L);
+  r.betas.resize(r.steps);
+  r.logprobs.resize(r.steps);
+  std::vector<float> h = enc.h0, c = enc.c0, logits(V);  // state [H], logits [V]
+  StepScratch scratch;
+  int prev = cfg_.start_id;
+  for (std::size_t t = 0; t <= n; ++t) {
+    // step t is fed the word before it (<start> first) and scores words[t] (<end> after the last word)
+    const int target = t < n ? words[t] : cfg_.end_id;
+    if (target < 0 || static_cast<std::size_t>(target) >= V)
+      throw Error("show-attend-tell: word id " + std::to_string(target) + " is outside the vocabulary");
+    step(enc, prev, h.data(), c.data(), logits.data(), r.alphas.data() + t * L, &r.betas[t], scratch);
+    kernels::log_softmax(logits.data(), V);
+    r.logprobs[t] = logits[static_cast<std::size_t>(target)];
+    r.score += r.logprobs[t];
+    prev = target;
+  }
+  return r;
+}
+
 SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::size_t max_len,
                                      double length_norm) const {
   require(beam >= 1, "show-attend-tell: num_beams must be at least 1");

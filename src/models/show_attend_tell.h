@@ -21,6 +21,9 @@
 //           kept ones ending in <end> are finished and leave the active set. Stop when `beam` have finished, none
 //           is active, or after max_len steps. Answer = the finished hypothesis with the best score (first one on
 //           ties; score / len^length_norm when length_norm > 0), or the best active one when none finished.
+//   forced  teacher forcing of given words w_1..w_n (sat.forced_decode): feed <start>, w_1, …, w_n; step t scores
+//           w_{t+1} (step n scores <end>) by log-softmax of its logits. Steps = n + 1, like a greedy caption that
+//           chose exactly these words and then <end>.
 //   This differs from decode/search.h (which refills the beam with `k` live hypotheses and finishes separately,
 //   with GNMT penalties), so the captioner keeps this search: the trained model's reference is sat.beam_decode.
 //   Hypotheses are not copied: each step keeps α and β of every row it ran plus the row's parent and fed word, and
@@ -47,7 +50,8 @@ struct SatDecodeResult {
   bool finished = false;       // an <end> was chosen: its step is the last row of alphas/betas/logits
   std::vector<float> alphas;   // [steps × L]
   std::vector<float> betas;    // [steps]
-  std::vector<float> logits;   // [steps × V] (greedy only; empty for beam)
+  std::vector<float> logits;   // [steps × V] (greedy only; empty for beam and forced)
+  std::vector<float> logprobs; // [steps] forced only: log-probability of each step's word (<end> last)
   std::size_t steps = 0;
   float score = 0;             // sum of log-probabilities (beam; for greedy the chosen words' log-probabilities)
 };
@@ -82,6 +86,9 @@ class ShowAttendTell {
   // max_len 0 → the config's max_len.
   SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0) const;
   SatDecodeResult beam(const Encoded& enc, std::size_t beam, std::size_t max_len = 0, double length_norm = 0) const;
+  // Teacher forcing of `words` (ids, no <start>/<end>; may be empty: then only <end> is scored): tokens = words,
+  // finished = true, steps = words.size() + 1, alphas/betas/logprobs per step, score = Σ logprobs.
+  SatDecodeResult force(const Encoded& enc, const std::vector<int>& words) const;
 
  private:
   SatConfig cfg_;

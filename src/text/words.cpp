@@ -347,4 +347,29 @@ const std::string& WordVocab::token(int id) const {
   return tokens_[id];
 }
 
+std::vector<std::string> tokenize_caption(std::string_view text, std::size_t max_tokens) {
+  std::vector<std::string> out;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty() && out.size() < max_tokens) out.push_back(word);
+    word.clear();
+  };
+  for (const char32_t cp : decode_utf8(text)) {
+    if (out.size() >= max_tokens) break;
+    const CharClass k = cp == U'_' ? CharClass::kWord : classify(cp);
+    if (k == CharClass::kWord) {
+      append_utf8(word, to_lower(cp));
+      continue;
+    }
+    flush();
+    if (k == CharClass::kPunct && out.size() < max_tokens) {
+      std::string p;
+      append_utf8(p, cp);
+      out.push_back(std::move(p));
+    }
+  }
+  flush();
+  return out;
+}
+
 }  // namespace attnlens::text

@@ -45,6 +45,14 @@ std::vector<std::string> tokenize_words(std::string_view text,
 // Lowercases the code points covered by rule 1 above; others are returned unchanged.
 char32_t to_lower(char32_t cp);
 
+// The captioners' word split (models/training/captioning/text.py tokenize: lowercase, then the regex \w+|[^\w\s]):
+// ill-formed UTF-8 becomes U+FFFD, letters are lowercased as to_lower() does, then every run of word characters
+// (class kWord of text/utf8.h, and '_') is one token and every other character that is not white space (kPunct) is
+// a token of its own: "A dog's ball." → a dog ' s ball . Identical to Python's regex for ASCII text. At most
+// `max_tokens` tokens are returned (the first ones).
+std::vector<std::string> tokenize_caption(std::string_view text,
+                                          std::size_t max_tokens = std::numeric_limits<std::size_t>::max());
+
 // Word vocabulary: token → id, with an unknown token for everything else. File form: one token per line, line
 // number = id (the same as the BPE .vocab files); the unknown token must be present.
 class WordVocab {

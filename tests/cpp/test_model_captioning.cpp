@@ -24,10 +24,12 @@
 #include "io/safetensors.h"
 #include "models/mobilenet_v2.h"
 #include "models/show_attend_tell.h"
+#include "text/words.h"
 
 namespace {
 
 using attnlens::Error;
+using attnlens::first_non_finite;
 namespace api = attnlens::api;
 namespace io = attnlens::io;
 namespace image = attnlens::image;
@@ -332,6 +334,22 @@ void check_bundle_goldens(const std::string& dir) {
   const io::Bundle cap_bundle = io::Bundle::load(dir);
   const models::ShowAttendTell dec = models::ShowAttendTell::from_bundle(cap_bundle);
   const auto captioner = api::Captioner::load(dir);  // finds ../mobilenet-v2-imagenet itself
+  // forced-caption goldens (models/training/captioning/forced_goldens.py), when the bundle has them
+  nlohmann::json forced_meta;
+  io::SafeTensors fg;
+  if (std::ifstream(dir + "/golden_forced.json").good()) {
+    forced_meta = nlohmann::json::parse(read_file(dir + "/golden_forced.json"));
+    fg = io::SafeTensors::load(dir + "/golden_forced.safetensors");
+  } else {
+    MESSAGE("no forced-caption goldens in " << dir << ": skipped");
+  }
+  auto close_abs = [&](const std::string& what, const std::vector<float>& actual, const std::vector<float>& expected) {
+    REQUIRE_MESSAGE(actual.size() == expected.size(), what << ": size " << actual.size() << " vs " << expected.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < actual.size(); ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(actual[i]) - expected[i]));
+    CHECK_MESSAGE(worst <= 1e-4, what << ": max |diff| " << worst);
+  };
   auto close = [&](const std::string& what, const std::vector<float>& actual, const std::string& name) {
     const std::vector<float> expected = g.to_float(name);
     REQUIRE_MESSAGE(actual.size() == expected.size(), what << ": size " << actual.size() << " vs " << expected.size());
@@ -409,6 +427,44 @@ void check_bundle_goldens(const std::string& dir) {
     api::CaptionParams prm;
     prm.num_beams = beams;
     CHECK(captioner->caption(px.data(), px.size(), w, h, prm).text == c.at("beam").at("text").get<std::string>());
+    if (forced_meta.is_null()) continue;
+    // forced captions (Captioner::attend) against PyTorch teacher forcing (sat.forced_decode), abs ≤ 1e-4
+    const auto& fc = forced_meta.at("cases").at(ci);
+    REQUIRE(fc.at("name") == c.at("name"));
+    const auto& forced = fc.at("forced");
+    REQUIRE(forced.size() >= 1);
+    for (std::size_t k = 0; k < forced.size(); ++k) {
+      const auto& f = forced[k];
+      const std::string fp = p + "forced" + std::to_string(k) + "/";
+      const std::string caption = f.at("caption").get<std::string>();
+      CAPTURE(caption);
+      const api::CaptionResult r = captioner->attend(px.data(), px.size(), w, h, caption);
+      CHECK(r.token_ids == f.at("token_ids").get<std::vector<int>>());
+      CHECK(r.tokens.size() == f.at("steps").get<std::size_t>());
+      CHECK(r.tokens.back() == "<end>");
+      CHECK(r.finished);
+      CHECK(r.num_beams == 0);
+      const auto& unknown = f.at("unknown_words");
+      REQUIRE(r.unknown_words.size() == unknown.size());
+      for (std::size_t u = 0; u < unknown.size(); ++u) {
+        CHECK(r.unknown_words[u].word == unknown[u].at("word").get<std::string>());
+        CHECK(r.unknown_words[u].position == unknown[u].at("position").get<std::size_t>());
+        CHECK(r.tokens[r.unknown_words[u].position] == "<unk>");
+      }
+      std::vector<std::string> words;
+      for (const auto& wd : f.at("words")) words.push_back(wd.get<std::string>());
+      std::string joined;
+      for (const auto& wd : words) joined += (joined.empty() ? "" : " ") + wd;
+      CHECK(r.text == joined);
+      REQUIRE(r.attention.dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+      close_abs(what + " forced logprobs", r.token_logprobs, fg.to_float(fp + "logprobs"));
+      close_abs(what + " forced attention", r.attention.data, fg.to_float(fp + "attention"));
+      close_abs(what + " forced beta", r.betas, fg.to_float(fp + "beta"));
+      CHECK(std::fabs(r.score - f.at("score").get<double>()) <= 1e-3);
+      // the grid route gives the same numbers
+      const api::CaptionResult rg = captioner->attend_grid(dg, caption);
+      CHECK(rg.token_logprobs == r.token_logprobs);
+    }
   }
 }
 
@@ -473,4 +529,98 @@ TEST_CASE("captioning: MobileNetV2 encoder.bn_eps must be in (0, 1]") {
   CHECK_THROWS_WITH_AS(load_with("1e-5"), doctest::Contains("encoder.bn_eps"), Error);
   CHECK_NOTHROW(load_with(1e-3));
   CHECK_NOTHROW(load_with(1.0));
+}
+
+// Captioner::attend (forced caption, teacher forcing): consistency with greedy search, the split and <unk>, and the
+// bad inputs of issue 20 (empty caption, 200 words, words outside the vocabulary, 1×1 and 0×0 images, an all-black
+// image that must give finite numbers).
+TEST_CASE("captioning: forced captions — consistency, unknown words and bad input") {
+  const auto cap = api::Captioner::load(kTinyDir, kEncoderDir);
+  std::vector<std::uint8_t> img(20 * 12 * 4);
+  for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<std::uint8_t>((i * 37) % 251);
+  // forcing the greedy caption reproduces greedy's steps: same α, β and score (the search chose these words)
+  api::CaptionParams greedy;
+  greedy.num_beams = 1;
+  const api::CaptionResult g = cap->caption(img.data(), img.size(), 20, 12, greedy);
+  if (g.finished && !g.text.empty()) {
+    const api::CaptionResult f = cap->attend(img.data(), img.size(), 20, 12, g.text);
+    CHECK(f.tokens == g.tokens);
+    CHECK(f.token_ids == g.token_ids);
+    CHECK(f.attention.dims == g.attention.dims);
+    CHECK(f.attention.data == g.attention.data);
+    CHECK(f.betas == g.betas);
+    CHECK(std::fabs(f.score - g.score) <= 1e-4);
+    CHECK(f.unknown_words.empty());
+  }
+  // the training split: lowercase, \w+|[^\w\s]; unknown words → <unk> with their positions; log-probs ≤ 0, sum = score
+  const api::CaptionResult r = cap->attend(img.data(), img.size(), 20, 12, "Two DOGS run: on the grass.");
+  CHECK(r.text == "two dogs run : on the grass .");
+  CHECK(r.tokens == std::vector<std::string>{"two", "<unk>", "<unk>", "<unk>", "on", "the", "grass", ".", "<end>"});
+  REQUIRE(r.unknown_words.size() == 3);
+  CHECK(r.unknown_words[0].word == "dogs");
+  CHECK(r.unknown_words[0].position == 1);
+  CHECK(r.unknown_words[2].word == ":");
+  CHECK(r.unknown_words[2].position == 3);
+  REQUIRE(r.token_logprobs.size() == r.tokens.size());
+  REQUIRE(r.betas.size() == r.tokens.size());
+  REQUIRE(r.attention.dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+  double sum = 0;
+  for (float lp : r.token_logprobs) {
+    CHECK(lp <= 0.0f);
+    sum += lp;
+  }
+  CHECK(std::fabs(sum - r.score) <= 1e-3);
+  for (std::size_t t = 0; t < r.tokens.size(); ++t) {
+    double row = 0;
+    for (std::size_t k = 0; k < 49; ++k) row += r.attention.data[t * 49 + k];
+    CHECK(std::fabs(row - 1) < 1e-5);
+  }
+  // options: output_attentions false leaves the maps out, the rest is unchanged; beams do not apply
+  api::CaptionParams no_maps;
+  no_maps.output_attentions = false;
+  no_maps.num_beams = 5;
+  const api::CaptionResult rn = cap->attend(img.data(), img.size(), 20, 12, "Two DOGS run: on the grass.", no_maps);
+  CHECK(rn.attention.size() == 0);
+  CHECK(rn.token_logprobs == r.token_logprobs);
+  // empty captions: nothing to score
+  for (const char* empty : {"", "   ", "\t\n"})
+    CHECK_THROWS_WITH_AS(cap->attend(img.data(), img.size(), 20, 12, empty), doctest::Contains("caption is empty"),
+                         Error);
+  // 200 words: a defined result, one row per word and <end>, every number finite
+  std::string long_caption;
+  for (int i = 0; i < 200; ++i) long_caption += i % 2 ? "dog " : "a ";
+  const api::CaptionResult lr = cap->attend(img.data(), img.size(), 20, 12, long_caption);
+  CHECK(lr.tokens.size() == 201);
+  CHECK(lr.attention.dims[0] == 201);
+  CHECK(first_non_finite(lr.token_logprobs.data(), lr.token_logprobs.size()) == lr.token_logprobs.size());
+  // more than kMaxCaptionWords words: a clear Error
+  std::string too_long;
+  for (std::size_t i = 0; i <= api::Captioner::kMaxCaptionWords; ++i) too_long += "a ";
+  CHECK_THROWS_WITH_AS(cap->attend(img.data(), img.size(), 20, 12, too_long), doctest::Contains("more than 1000 words"),
+                       Error);
+  // all words unknown (and ill-formed UTF-8): every one is <unk>, still finite
+  const api::CaptionResult ru = cap->attend(img.data(), img.size(), 20, 12, "zzz qqq \xff");
+  CHECK(ru.tokens == std::vector<std::string>{"<unk>", "<unk>", "<unk>", "<end>"});
+  CHECK(ru.unknown_words.size() == 3);
+  CHECK(ru.unknown_words[2].word == "\xEF\xBF\xBD");  // U+FFFD
+  // images: 0×0 is an Error, 1×1 works, an all-black image gives finite numbers
+  CHECK_THROWS_WITH_AS(cap->attend(nullptr, 0, 0, 0, "a dog"), doctest::Contains("empty"), Error);
+  const std::uint8_t one[4] = {10, 200, 30, 255};
+  const api::CaptionResult r1 = cap->attend(one, 4, 1, 1, "a dog");
+  CHECK(r1.tokens.size() == 3);
+  const std::vector<std::uint8_t> black(64 * 48 * 4, 0);
+  std::vector<std::uint8_t> opaque_black = black;
+  for (std::size_t i = 3; i < opaque_black.size(); i += 4) opaque_black[i] = 255;
+  const api::CaptionResult rb = cap->attend(opaque_black.data(), opaque_black.size(), 64, 48, "a dog runs on the grass");
+  CHECK(first_non_finite(rb.token_logprobs.data(), rb.token_logprobs.size()) == rb.token_logprobs.size());
+  CHECK(first_non_finite(rb.attention.data.data(), rb.attention.size()) == rb.attention.size());
+  CHECK(first_non_finite(rb.betas.data(), rb.betas.size()) == rb.betas.size());
+  CHECK(std::isfinite(rb.score));
+  // the grid route refuses a wrong grid like caption_grid does
+  CHECK_THROWS_WITH_AS(cap->attend_grid(api::Tensor({7, 7, 10}, std::vector<float>(490, 0.0f)), "a dog"),
+                       doctest::Contains("attend: the grid must have dims"), Error);
+  // the split itself
+  CHECK(attnlens::text::tokenize_caption("A dog's ball_2, Ünder!") ==
+        std::vector<std::string>{"a", "dog", "'", "s", "ball_2", ",", "ünder", "!"});
+  CHECK(attnlens::text::tokenize_caption("a b c d", 2) == std::vector<std::string>{"a", "b"});
 }

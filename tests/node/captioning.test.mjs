@@ -178,6 +178,9 @@ for (const name of ['flickr8k-mobilenet', 'shapes']) {
     const meta = JSON.parse(readFileSync(`${dir}golden.json`, 'utf8'));
     const g = readSafetensors(`${dir}golden.safetensors`);
     const caption = await pipeline('image-to-text', name);
+    const forced = existsSync(`${dir}golden_forced.json`)
+      ? { meta: JSON.parse(readFileSync(`${dir}golden_forced.json`, 'utf8')), t: readSafetensors(`${dir}golden_forced.safetensors`) }
+      : null;
     for (let i = 0; i < meta.cases.length; i++) {
       const c = meta.cases[i];
       const p = `case${i}/`;
@@ -197,10 +200,90 @@ for (const name of ['flickr8k-mobilenet', 'shapes']) {
       const b = await caption(img, { num_beams: c.beam.num_beams });
       assert.equal(b.text, c.beam.text, `${name} ${c.name} beam`);
       assertTensorClose(b.attentions[0], g[`${p}beam/attention`], `${name} ${c.name} beam attention`);
+      // forced captions (attend) against PyTorch teacher forcing (forced_goldens.py), abs <= 1e-4
+      if (!forced) continue;
+      const fc = forced.meta.cases[i];
+      assert.equal(fc.name, c.name);
+      for (let k = 0; k < fc.forced.length; k++) {
+        const f = fc.forced[k];
+        const fp = `${p}forced${k}/`;
+        const label = `${name} ${c.name} forced ${JSON.stringify(f.caption)}`;
+        const r = await caption.attend(img, f.caption);
+        assert.deepEqual(Array.from(r.token_ids), f.token_ids, `${label} ids`);
+        assert.equal(r.tokens.length, f.steps);
+        assert.equal(r.forced, true);
+        assert.equal(r.num_beams, 0);
+        assert.equal(r.text, f.words.join(' '));
+        assert.deepEqual(r.unknown_words, f.unknown_words, `${label} unknown words`);
+        for (const u of r.unknown_words) assert.equal(r.tokens[u.position], '<unk>');
+        assert.ok(maxAbsDiff(r.token_logprobs, forced.t[`${fp}logprobs`].data) <= 1e-4, `${label} logprobs`);
+        assert.ok(maxAbsDiff(r.attentions[0].data, forced.t[`${fp}attention`].data) <= 1e-4, `${label} attention`);
+        assert.deepEqual(r.attentions[0].dims, forced.t[`${fp}attention`].dims);
+        assert.ok(maxAbsDiff(r.betas, forced.t[`${fp}beta`].data) <= 1e-4, `${label} beta`);
+        assert.ok(Math.abs(r.score - f.score) <= 1e-3, `${label} score ${r.score} vs ${f.score}`);
+      }
     }
     caption.dispose();
   });
 }
+
+// max |a − e| over two equally long arrays (Infinity when the lengths differ).
+function maxAbsDiff(a, e) {
+  if (a.length !== e.length) return Infinity;
+  let worst = 0;
+  for (let i = 0; i < e.length; i++) worst = Math.max(worst, Math.abs(a[i] - e[i]));
+  return worst;
+}
+
+test('attend: forced captions on the tiny decoder — consistency with greedy, unknown words and bad input', async () => {
+  const caption = await tiny();
+  const img = { data: new Uint8ClampedArray(20 * 12 * 4).map((_, i) => (i * 37) % 251), width: 20, height: 12 };
+  // forcing the greedy caption gives greedy's steps back
+  const g = await caption(img, { num_beams: 1 });
+  if (g.finished && g.text) {
+    const f = await caption.attend(img, g.text);
+    assert.deepEqual(f.tokens, g.tokens);
+    assert.deepEqual(Array.from(f.attentions[0].data), Array.from(g.attentions[0].data));
+    assert.deepEqual(Array.from(f.betas), Array.from(g.betas));
+    assert.ok(Math.abs(f.score - g.score) <= 1e-4);
+  }
+  // the training split and <unk>
+  const r = await caption.attend(img, 'Two DOGS run: on the grass.');
+  assert.equal(r.text, 'two dogs run : on the grass .');
+  assert.deepEqual(r.tokens, ['two', '<unk>', '<unk>', '<unk>', 'on', 'the', 'grass', '.', '<end>']);
+  assert.deepEqual(r.unknown_words, [{ word: 'dogs', position: 1 }, { word: 'run', position: 2 }, { word: ':', position: 3 }]);
+  assert.ok(r.token_logprobs instanceof Float32Array);
+  assert.equal(r.token_logprobs.length, r.tokens.length);
+  assert.deepEqual(r.attentions[0].dims, [r.tokens.length, 7, 7]);
+  assert.ok(Math.abs(r.token_logprobs.reduce((a, b) => a + b, 0) - r.score) <= 1e-3);
+  const noMaps = await caption.attend(img, 'Two DOGS run: on the grass.', { output_attentions: false });
+  assert.deepEqual(noMaps.attentions, []);
+  assert.deepEqual(Array.from(noMaps.token_logprobs), Array.from(r.token_logprobs));
+  // a lone surrogate becomes U+FFFD, an unknown word
+  const s = await caption.attend(img, 'a \uD800');
+  assert.deepEqual(s.unknown_words, [{ word: '\uFFFD', position: 1 }]);
+  // bad captions
+  await assert.rejects(caption.attend(img, ''), /caption is empty/);
+  await assert.rejects(caption.attend(img, '  \n'), /caption is empty/);
+  await assert.rejects(caption.attend(img, 42), (e) => e instanceof TypeError && /caption must be a string/.test(e.message));
+  await assert.rejects(caption.attend(img, undefined), TypeError);
+  await assert.rejects(caption.attend(img, 'a '.repeat(1001)), /more than 1000 words/);
+  const long = await caption.attend(img, 'a dog '.repeat(100)); // 200 words: defined, finite
+  assert.equal(long.tokens.length, 201);
+  assert.ok(long.token_logprobs.every(Number.isFinite));
+  // options: only output_attentions
+  await assert.rejects(caption.attend(img, 'a dog', { num_beams: 2 }), (e) => e instanceof TypeError && /num_beams/.test(e.message));
+  await assert.rejects(caption.attend(img, 'a dog', { output_attentions: 1 }), TypeError);
+  // images: 0×0 refused, 1×1 fine, an all-black image gives finite numbers
+  await assert.rejects(caption.attend({ data: new Uint8ClampedArray(0), width: 0, height: 0 }, 'a dog'), /empty/);
+  const one = await caption.attend({ data: new Uint8ClampedArray([10, 200, 30, 255]), width: 1, height: 1 }, 'a dog');
+  assert.equal(one.tokens.length, 3);
+  const black = new Uint8ClampedArray(64 * 48 * 4);
+  for (let i = 3; i < black.length; i += 4) black[i] = 255;
+  const rb = await caption.attend({ data: black, width: 64, height: 48 }, 'a dog runs on the grass');
+  assert.ok(Number.isFinite(rb.score));
+  for (const arr of [rb.token_logprobs, rb.betas, rb.attentions[0].data]) assert.ok(arr.every(Number.isFinite));
+});
 
 // The browser-only inputs (HTMLImageElement, Blob, object URL → createImageBitmap → OffscreenCanvas) in headless
 // Chromium (TOOLCHAIN.md), against ImageData of the same opaque pixels, and against Node on those pixels.

@@ -25,12 +25,21 @@
 // NaN, Infinity) is a RangeError. SharedArrayBuffer-backed pixels are read in place.
 // `tokens` has one entry per decoder step — the words, then '<end>' when the caption finished — and
 // attentions[0].dims[0] === tokens.length: row t is where the model looked while choosing tokens[t].
+//
+// caption.attend(image, text, options): forced caption (teacher forcing) — the decoder runs over the given caption
+// instead of searching. The text is lowercased and split like the training captions (\w+|[^\w\s]); tokens are its
+// words then '<end>', words outside the vocabulary become '<unk>' and are listed in unknown_words
+// [{ word, position }] (position indexes tokens). Same result shape, plus token_logprobs (Float32Array: each
+// token's log-probability given the image and the words before it; score = their sum) and forced: true;
+// num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
+// more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt } from './input.js';
+import { checkBool, checkBytes, checkInt, describe as describeValue, toWellFormed } from './input.js';
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
 const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions'];
+const ATTEND_OPTIONS = ['output_attentions'];
 const MAX_BROWSER_PIXELS = 16777216;
 const MAX_SIDE = 65536;
 
@@ -186,11 +195,8 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   let engine = getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
     { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? ''));
 
-  const captionOne = async (input, paramsJson, outputAttentions) => {
-    const px = await toPixels(input);
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    const r = engine.caption(px.data, px.width, px.height, px.channels, paramsJson);
-    return {
+  const shape = (r, outputAttentions) => {
+    const out = {
       text: r.text,
       tokens: r.tokens,
       token_ids: r.tokenIds,
@@ -200,6 +206,17 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       score: r.score,
       num_beams: r.numBeams,
     };
+    if (r.tokenLogprobs) {
+      out.token_logprobs = r.tokenLogprobs;
+      out.unknown_words = r.unknownWords;
+      out.forced = true;
+    }
+    return out;
+  };
+  const captionOne = async (input, paramsJson, outputAttentions) => {
+    const px = await toPixels(input);
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    return shape(engine.caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
   };
 
   const run = async (input, runOptions = {}) => {
@@ -217,6 +234,20 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       return out;
     }
     return captionOne(input, paramsJson, outputAttentions);
+  };
+  /** Forced caption: teacher forcing of `text` on `input` (see the header). */
+  run.attend = async (input, text, attendOptions = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    if (typeof text !== 'string') {
+      throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
+    }
+    const o = checkOptions(attendOptions, ATTEND_OPTIONS, `${TASK} attend`);
+    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
+    const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
+    const px = await toPixels(input);
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    return shape(engine.attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
+      outputAttentions);
   };
   run.task = TASK;
   run.model = bundle.name;

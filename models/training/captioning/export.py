@@ -29,6 +29,8 @@ loaded back (encoder codes x scale, decoder F16 upcast). Tensors per case i (flo
   case<i>/greedy/beta       [T]           the gate beta_t
   case<i>/beam/attention    [T', 7, 7]    alpha of the best beam hypothesis, T' includes its <end> step
 golden.json has for each case the image source, dims, and greedy/beam token ids and text.
+Forced-caption goldens (teacher forcing of given captions on the same images): golden_forced.json +
+golden_forced.safetensors, written by forced_goldens.py (see there).
 """
 import argparse
 import json
@@ -214,6 +216,9 @@ def main():
               open(os.path.join(args.out, "golden.json"), "w"), indent=1)
     gsize = os.path.getsize(os.path.join(args.out, "golden.safetensors"))
     print("goldens: %d cases, golden.safetensors %.2f MB" % (len(cases), gsize / 1e6))
+    # forced-caption goldens (teacher forcing, sat.forced_decode) on the same images: golden_forced.*
+    import forced_goldens  # noqa: E402
+    forced_goldens.write_forced_goldens(args.out, args.encoder_dir)
 
     # (the ImageNet sanity fixtures of the encoder live in tests/goldens/captioning: make_captioning_goldens.py)
     # (example scenes for the page are web/examples/shapes-*.png, written once from shapes.make_scene: the bundle

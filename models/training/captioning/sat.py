@@ -161,6 +161,25 @@ def greedy_decode(model, feats, max_len=30, projected=False):
 
 
 @torch.no_grad()
+def forced_decode(model, feats1, words, projected=False):
+    """Teacher forcing of a given caption for one image (feats1 [L, D]): words = token ids w_1..w_n (no <start> or
+    <end>). Feeds <start>, w_1, ..., w_n; step t scores w_{t+1}, and the last step scores <end>, by log-softmax of
+    its logits. Returns dict(alphas [n+1, L], betas [n+1], logprobs [n+1], score = sum of logprobs)."""
+    model.eval()
+    f = feats1.unsqueeze(0)
+    p, keys, h, c = model.encode_projected(f) if projected else model.encode(f)
+    prev = torch.tensor([START], dtype=torch.long)
+    alphas, betas, logprobs = [], [], []
+    for target in list(words) + [END]:
+        lg, a, beta, h, c = model.step(p, keys, h, c, prev)
+        logprobs.append(float(torch.log_softmax(lg, dim=1)[0, target]))
+        alphas.append(a[0])
+        betas.append(float(beta[0, 0]))
+        prev = torch.tensor([target], dtype=torch.long)
+    return dict(alphas=torch.stack(alphas), betas=betas, logprobs=logprobs, score=sum(logprobs))
+
+
+@torch.no_grad()
 def beam_decode(model, feats1, beam=3, max_len=30, length_norm=0.0, projected=False):
     """Beam search for one image (feats1 [L, D]).
 

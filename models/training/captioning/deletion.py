@@ -1,0 +1,215 @@
+"""Deletion test of the ENGINE's per-word attention (faithfulness without boxes; Petsiuk et al. 2018, RISE): does
+hiding where the model looked for a word lower that word's probability more than hiding a random region of the
+same size?
+
+  cmake --build build --target attnlens-cli
+  /usr/bin/python3 models/training/captioning/deletion.py --bundle models/flickr8k-mobilenet --cli build/attnlens-cli \\
+      --split test [--out results.json]
+
+For every photo of the split (all 1000 Flickr8k test photos unless --limit; each decoded with PIL to RGB, 160x160)
+and its first gold caption (Flickr8k.token.txt #0), through `attnlens-cli caption --forced --json --attentions`:
+  1. teacher forcing of the caption on the photo: per word t, log p_t and the attention alpha_t over the 7x7 grid;
+  2. for each counted word t: the photo with its K = ceil(0.25 * 49) = 13 most attended cells (26.5% of the image)
+     filled with the photo's mean colour; teacher forcing again; drop_top(t) = log p_t - log p_t(masked);
+  3. R = 3 random sets of K cells per photo (numpy default_rng(seed + photo index), the same sets for all of the
+     photo's words), filled the same way; drop_rand(t) = the mean over the R sets of log p_t - log p_t(masked).
+A grid cell (r, c) is the pixel block rows [round(r*H/7), round((r+1)*H/7)), columns likewise; the engine resizes the
+photo to 224x224 itself, so a cell is the 32x32 input block its feature comes from. Counted words (--words):
+"content" (the default) = every word of the caption that is in the vocabulary, is not punctuation and is not a
+function word (STOP below: articles, prepositions, forms of "be", pronouns, small numerals), i.e. the nouns, verbs
+and adjectives whose evidence is in the image; "all" also counts the function words (costs twice the engine runs).
+Reported: words, mean drop_top, mean drop_rand, their ratio, the share of words with drop_top > drop_rand, and a
+95% bootstrap interval (1000 resamples of photos) of mean(drop_top - drop_rand).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+DATA = os.path.join(REPO, "..", "shared", "data")
+SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
+GRID = 7
+SHARE = 0.25
+K = math.ceil(SHARE * GRID * GRID)  # 13 cells
+STOP = set("a an the and or of in on at to into onto with without by for from near next over under up down out off "
+           "is are was were be being been it its his her their he she they them this that these those there while "
+           "as through across along around behind front top another other each some two three one".split())
+
+
+def write_ppm(path, rgb):
+    h, w, _ = rgb.shape
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h))
+        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
+
+
+def first_captions(data_dir):
+    caps = {}
+    with open(os.path.join(data_dir, "flickr8k", "Flickr8k.token.txt")) as f:
+        for ln in f:
+            ln = ln.rstrip("\n")
+            if ln:
+                key, cap = ln.split("\t", 1)
+                if key.endswith("#0"):
+                    caps[key[:-2]] = cap
+    return caps
+
+
+def masked(rgb, cells, fill):
+    """rgb with the grid cells `cells` (ids r*7+c) set to `fill`."""
+    out = rgb.copy()
+    h, w, _ = rgb.shape
+    for cell in cells:
+        r, c = divmod(int(cell), GRID)
+        out[round(r * h / GRID):round((r + 1) * h / GRID), round(c * w / GRID):round((c + 1) * w / GRID)] = fill
+    return out
+
+
+def run_forced(cli, bundle, encoder, lines, with_attention):
+    """lines: (path, caption) -> the CLI's JSON results, in order."""
+    cmd = [cli, "caption", "--model", bundle, "--forced", "--json"] + (["--attentions"] if with_attention else [])
+    if encoder:
+        cmd += ["--encoder", encoder]
+    proc = subprocess.run(cmd, input="".join("%s\t%s\n" % pc for pc in lines), capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
+    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
+    assert len(out) == len(lines), (len(out), len(lines))
+    return out
+
+
+def counted(tokens, content_only=False):
+    """Positions of counted words: in the vocabulary, not punctuation, not <end> (and not in STOP)."""
+    return [t for t, w in enumerate(tokens[:-1]) if w != "<unk>" and any(ch.isalnum() for ch in w)
+            and not (content_only and w in STOP)]
+
+
+def summary(rows, n_photos, seed):
+    """rows: (photo index, drop_top, drop_rand)."""
+    if not rows:
+        return dict(words=0)
+    top = np.array([r[1] for r in rows])
+    rnd = np.array([r[2] for r in rows])
+    photo = np.array([r[0] for r in rows])
+    diff = top - rnd
+    # bootstrap over photos: resample photos with replacement, all their words come along
+    by_photo = {}
+    for i, p in enumerate(photo):
+        by_photo.setdefault(int(p), []).append(i)
+    keys = sorted(by_photo)
+    rng = np.random.default_rng(seed)
+    means = []
+    for _ in range(1000):
+        pick = rng.integers(0, len(keys), len(keys))
+        idx = np.concatenate([by_photo[keys[j]] for j in pick])
+        means.append(float(diff[idx].mean()))
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return dict(words=len(rows), photos=len(keys), mean_drop_top=float(top.mean()), mean_drop_random=float(rnd.mean()),
+                ratio=float(top.mean() / rnd.mean()) if rnd.mean() != 0 else None,
+                share_top_greater=float((diff > 0).mean()), mean_diff=float(diff.mean()),
+                diff_ci95=[float(lo), float(hi)])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
+    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
+    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
+    ap.add_argument("--data-dir", default=DATA)
+    ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    ap.add_argument("--words", choices=["content", "all"], default="content")
+    ap.add_argument("--random-regions", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=2018)
+    ap.add_argument("--limit", type=int, default=0, help="first N photos only (smoke runs; report the full set)")
+    ap.add_argument("--chunk", type=int, default=50, help="photos per CLI call (bounds the temporary files)")
+    ap.add_argument("--out", help="write the figures and per-word drops as JSON here")
+    args = ap.parse_args()
+    names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
+    if args.limit:
+        names = names[:args.limit]
+    caps = first_captions(args.data_dir)
+    rows = {"all": [], "content": []} if args.words == "all" else {"content": []}
+    per_word = []
+    t0 = time.time()
+    with tarfile.open(os.path.join(args.data_dir, "flickr8k", "flickr8k_images_160.tar")) as tar, \
+            tempfile.TemporaryDirectory(prefix="attnlens-deletion-") as tmp:
+        members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
+        for c0 in range(0, len(names), args.chunk):
+            chunk = list(range(c0, min(c0 + args.chunk, len(names))))
+            photos = {}
+            for i in chunk:
+                with Image.open(tar.extractfile(members[names[i]])) as im:
+                    photos[i] = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            # 1. the photos as they are
+            lines = []
+            for i in chunk:
+                p = os.path.join(tmp, "%05d.ppm" % i)
+                write_ppm(p, photos[i])
+                lines.append((p, caps[names[i]]))
+            base = dict(zip(chunk, run_forced(args.cli, args.bundle, args.encoder, lines, True)))
+            # 2./3. masked copies: the top cells of each counted word, and R random cell sets per photo
+            lines, keys = [], []
+            for i in chunk:
+                b = base[i]
+                assert b["attention"]["dims"][1:] == [GRID, GRID], b["attention"]["dims"]
+                fill = np.round(photos[i].reshape(-1, 3).mean(0)).astype(np.uint8)
+                att = np.array(b["attention"]["data"], np.float32).reshape(-1, GRID * GRID)
+                rng = np.random.default_rng(args.seed + i)
+                for r in range(args.random_regions):
+                    p = os.path.join(tmp, "%05d_rand%d.ppm" % (i, r))
+                    write_ppm(p, masked(photos[i], rng.choice(GRID * GRID, K, replace=False), fill))
+                    lines.append((p, caps[names[i]]))
+                    keys.append((i, "rand", r))
+                for t in counted(b["tokens"], args.words == "content"):
+                    top = np.argsort(-att[t], kind="stable")[:K]
+                    p = os.path.join(tmp, "%05d_top%d.ppm" % (i, t))
+                    write_ppm(p, masked(photos[i], top, fill))
+                    lines.append((p, caps[names[i]]))
+                    keys.append((i, "top", t))
+            res = dict(zip(keys, run_forced(args.cli, args.bundle, args.encoder, lines, False)))
+            for i in chunk:
+                b = base[i]
+                lp = b["token_logprobs"]
+                for t in counted(b["tokens"], args.words == "content"):
+                    drop_top = lp[t] - res[(i, "top", t)]["token_logprobs"][t]
+                    drop_rand = float(np.mean([lp[t] - res[(i, "rand", r)]["token_logprobs"][t]
+                                               for r in range(args.random_regions)]))
+                    w = b["tokens"][t]
+                    if "all" in rows:
+                        rows["all"].append((i, drop_top, drop_rand))
+                    if w not in STOP:
+                        rows["content"].append((i, drop_top, drop_rand))
+                    per_word.append(dict(image=names[i], position=t, word=w, logprob=lp[t], drop_top=drop_top,
+                                         drop_random=drop_rand))
+            for f in os.listdir(tmp):
+                os.remove(os.path.join(tmp, f))
+            print("%d/%d photos, %d words (%.0f s)" % (chunk[-1] + 1, len(names), len(per_word), time.time() - t0),
+                  flush=True)
+    figures = {k: summary(v, len(names), args.seed) for k, v in rows.items()}
+    print("deletion test, %s, %d photos (first gold caption each), K = %d of %d cells (%.1f%% of the image), "
+          "%d random regions per photo:" % (args.split, len(names), K, GRID * GRID, 100.0 * K / (GRID * GRID),
+                                            args.random_regions))
+    for k, s in figures.items():
+        if s["words"]:
+            print("  %-8s words %5d: mean drop in log p  top-attended %.3f  random %.3f  ratio %.2f  top > random "
+                  "for %.1f%%  mean(top - random) %.3f [95%% CI %.3f, %.3f]" % (
+                      k, s["words"], s["mean_drop_top"], s["mean_drop_random"], s["ratio"] or float("nan"),
+                      100 * s["share_top_greater"], s["mean_diff"], s["diff_ci95"][0], s["diff_ci95"][1]))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(dict(command=" ".join(sys.argv), split=args.split, photos=len(names), cells=K,
+                           random_regions=args.random_regions, figures=figures, words=per_word), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Grounding of the ENGINE's per-word attention on hand-drawn boxes (../shared/ground: 60 Flickr8k dev photos with
+their first caption and boxes around the concrete nouns; its README and score.py define the metrics).
+
+  cmake --build build --target attnlens-cli
+  /usr/bin/python3 models/training/captioning/ground.py --bundle models/flickr8k-mobilenet --cli build/attnlens-cli \\
+      [--out-dir DIR]
+
+Each photo of dev.jsonl is read from ../shared/data/flickr8k/flickr8k_images_160.tar, decoded with PIL to RGB (as
+evaluate_engine.py does) and written as NAME.ppm to a temporary folder. Two runs of `attnlens-cli caption --json
+--attentions`:
+  forced  --forced: teacher forcing of the photo's gold caption (dev.jsonl "caption", Flickr8k #0), so every object
+          word whose word is in the vocabulary is scored, at the step that emits it;
+  own     the model's own caption (bundle default decoding): only the objects it names count (the README's
+          reference figures).
+Each run's output is the MODEL.jsonl that score.py reads (written to --out-dir as ground_forced.jsonl and
+ground_own.jsonl when given); score.py is then run on it and its lines are printed. Dev only: this set is for
+tuning; the held-out boxes are elsewhere.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+SHARED = os.path.join(REPO, "..", "shared")
+
+
+def write_ppm(path, rgb):
+    h, w, _ = rgb.shape
+    with open(path, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h))
+        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
+
+
+def decode_photos(names, tar_path, out_dir):
+    """NAME.jpg of the tar -> out_dir/NAME.ppm (PIL, RGB); returns the paths in the order of `names`."""
+    paths = []
+    with tarfile.open(tar_path) as tar:
+        members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
+        for n in names:
+            with Image.open(tar.extractfile(members[n])) as im:
+                rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            p = os.path.join(out_dir, n.rsplit(".", 1)[0] + ".ppm")
+            write_ppm(p, rgb)
+            paths.append(p)
+    return paths
+
+
+def run_cli(cmd, stdin_text):
+    proc = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
+    return [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
+    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
+    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
+    ap.add_argument("--ground-dir", default=os.path.join(SHARED, "ground"))
+    ap.add_argument("--tar", default=os.path.join(SHARED, "data", "flickr8k", "flickr8k_images_160.tar"))
+    ap.add_argument("--gold", default="dev.jsonl", help="file of --ground-dir (dev.jsonl: the tuning set)")
+    ap.add_argument("--out-dir", help="keep the MODEL.jsonl files and scores.json here")
+    args = ap.parse_args()
+    gold_path = os.path.join(args.ground_dir, args.gold)
+    gold = [json.loads(ln) for ln in open(gold_path, encoding="utf-8") if ln.strip()]
+    base = [args.cli, "caption", "--model", args.bundle, "--json", "--attentions"]
+    if args.encoder:
+        base += ["--encoder", args.encoder]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="attnlens-ground-") as tmp:
+        paths = decode_photos([g["image"] for g in gold], args.tar, tmp)
+        for cap in [g["caption"] for g in gold]:
+            assert "\t" not in cap and "\n" not in cap, cap
+        runs = {
+            "forced": (base + ["--forced"], "".join("%s\t%s\n" % (p, g["caption"]) for p, g in zip(paths, gold))),
+            "own": (base, "".join(p + "\n" for p in paths)),
+        }
+        for name, (cmd, stdin_text) in runs.items():
+            out = run_cli(cmd, stdin_text)
+            assert len(out) == len(gold) and all("error" not in o for o in out), [o for o in out if "error" in o]
+            model_path = os.path.join(args.out_dir or tmp, "ground_%s.jsonl" % name)
+            if args.out_dir:
+                os.makedirs(args.out_dir, exist_ok=True)
+            with open(model_path, "w", encoding="utf-8") as f:
+                for o in out:
+                    f.write(json.dumps({"image": os.path.basename(o["image"]), "tokens": o["tokens"],
+                                        "attention": o["attention"]}) + "\n")
+            score = subprocess.run([sys.executable, os.path.join(args.ground_dir, "score.py"), gold_path, model_path],
+                                   capture_output=True, text=True, check=True).stdout
+            unknown = sum(len(o.get("unknown_words", [])) for o in out)
+            print("== %s (%s): %s%s" % (name, "teacher forcing of the gold caption" if name == "forced"
+                                       else "the model's own caption, bundle default decoding", args.bundle,
+                                       ", %d caption words outside the vocabulary" % unknown if name == "forced"
+                                       else ""))
+            print(score.rstrip())
+            results[name] = score
+    if args.out_dir:
+        with open(os.path.join(args.out_dir, "scores.json"), "w") as f:
+            json.dump(dict(command=" ".join(sys.argv), gold=gold_path, scores=results), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
