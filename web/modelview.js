@@ -28,13 +28,28 @@ function drawThumb(canvas, map, size) {
   ctx.fillStyle = '#fff';
   ctx.fillRect(0, 0, width, height);
   // The map: one pixel per weight in a small bitmap, scaled up without smoothing (÷ the map's max, as the heatmap).
+  // A map with more rows or columns than the thumbnail has pixels (a long paragraph) is max-pooled to the
+  // thumbnail's size first, so that its peaks stay visible instead of falling between sampled pixels.
   let max = 0;
   for (let i = 0; i < rows * cols; i++) if (data[i] > max) max = data[i];
-  const small = new OffscreenCanvas(cols, rows);
+  const pw = Math.min(cols, w);
+  const ph = Math.min(rows, mapH);
+  const pooled = pw === cols && ph === rows ? data : new Float32Array(pw * ph);
+  if (pooled !== data) {
+    for (let r = 0; r < rows; r++) {
+      const pr = Math.min(ph - 1, Math.floor((r * ph) / rows));
+      for (let c = 0; c < cols; c++) {
+        const pc = Math.min(pw - 1, Math.floor((c * pw) / cols));
+        const v = data[r * cols + c];
+        if (v > pooled[pr * pw + pc]) pooled[pr * pw + pc] = v;
+      }
+    }
+  }
+  const small = new OffscreenCanvas(pw, ph);
   const sctx = small.getContext('2d');
-  const px = sctx.createImageData(cols, rows);
-  for (let i = 0; i < rows * cols; i++) {
-    const [r, g, b] = rampRgb(max > 0 ? data[i] / max : 0);
+  const px = sctx.createImageData(pw, ph);
+  for (let i = 0; i < pw * ph; i++) {
+    const [r, g, b] = rampRgb(max > 0 ? pooled[i] / max : 0);
     px.data[i * 4] = r;
     px.data[i * 4 + 1] = g;
     px.data[i * 4 + 2] = b;

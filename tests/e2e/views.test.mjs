@@ -434,6 +434,79 @@ test('coverage (Tu et al. 2016): the cumulative cross-attention per German word,
   assert.deepEqual(problems, []);
 });
 
+// Issue 17 item 6: long inputs. A German paragraph of about 200 pieces (written for this test) and a 100-word review.
+const LONG_GERMAN = [
+  'Gestern bin ich mit meiner Schwester in die Stadt gefahren.', 'Wir wollten neue Schuhe kaufen, aber die Geschäfte waren voll.',
+  'Deshalb haben wir zuerst einen Kaffee getrunken.', 'Das Café liegt direkt neben dem alten Bahnhof.',
+  'Meine Schwester hat mir von ihrer neuen Arbeit erzählt.', 'Sie arbeitet jetzt in einem Krankenhaus und hat viel zu tun.',
+  'Am Nachmittag hat es plötzlich angefangen zu regnen.', 'Wir hatten keinen Regenschirm dabei und sind nass geworden.',
+  'Danach sind wir mit dem Bus nach Hause gefahren.', 'Zu Hause haben wir gekocht und einen Film gesehen.',
+  'Der Film war lustig, aber ein bisschen zu lang.', 'Morgen muss ich früh aufstehen, weil ich arbeiten muss.',
+  'Ich hoffe, dass das Wetter besser wird.',
+].join(' ');
+const LONG_REVIEW = 'this film starts slowly , with a long scene in a kitchen where nothing much happens , and for a while i ' +
+  'wondered why i had bought a ticket . then the two sisters arrive and everything changes . the dialogue is sharp and ' +
+  'funny , the actors clearly enjoy every line , and the story moves from one surprise to the next without ever feeling ' +
+  'forced . the music is a little too loud in places and the ending is predictable , but these are small problems . ' +
+  'it is warm , clever and often moving , the best comedy i have seen this year .';
+
+test('long inputs: a 200-piece German paragraph sentence by sentence and a 100-word review stay readable in every view', { skip }, async (t) => {
+  if (!available('translation', 'de-en-general')) { t.skip('de-en-general is not in this build'); return; }
+  await page.selectOption('#tr-model', 'de-en-general');
+  await page.fill('#tr-input', LONG_GERMAN);
+  await page.fill('#tr-beams', '1');
+  await submit(page, '#tr-run', '#tr-status');
+  const output = await page.textContent('#tr-output');
+  assert.ok((output.match(/[.!?]/g) ?? []).length >= 12, `one translation per sentence: ${output}`);
+  const pieces = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  const words = pieces.tokens.source_words.length;
+  assert.ok(words >= 120, `${words} German words`);
+  // Heatmap: ≥ 16 px per cell (labels 12 px apart at least), wider than its panel and scrollable there.
+  const heat = await page.$eval('#tr-heatmap', (c) => ({ w: parseFloat(c.style.width), dims: c.dataset.dims,
+    box: c.parentElement.clientWidth, scroll: c.parentElement.scrollWidth }));
+  const [hr, hc] = heat.dims.split('x').map(Number);
+  assert.equal(hc, words);
+  assert.ok(heat.w / hc >= 16, `heatmap cells ${heat.w / hc} px`);
+  assert.ok(heat.scroll > heat.box, 'the heatmap scrolls inside its panel');
+  // Word links and head view: a row of ≥ 16 px per token on each side.
+  const tall = async (id, n) => {
+    const h = await page.$eval(id, (c) => parseFloat(c.style.height));
+    assert.ok(h >= 16 * n, `${id}: ${h} px for ${n} rows`);
+  };
+  await tall('#tr-links', Math.max(words, hr));
+  // Coverage bars: ≥ 26 px each, the labels rotated.
+  const cov = await page.$eval('#tr-coverage', (c) => ({ w: parseFloat(c.style.width), n: JSON.parse(c.dataset.coverage).length }));
+  assert.equal(cov.n, words);
+  assert.ok(cov.w >= 26 * cov.n, 'coverage bars keep their width');
+  // Model view: still 36 thumbnails with ink, block-diagonal maps (each sentence attends to itself).
+  assert.equal(await page.$$eval('#tr-mv .mv-thumb', (e) => e.length), 3 * GENERAL.layers * GENERAL.heads);
+  for (const kind of ['encoder_self', 'decoder_self', 'cross']) {
+    const probe = await canvasProbe(page, `${thumb(kind, 0, 0)} canvas`);
+    assert.ok(probe.color > 50, `${kind} L1 H1 of the paragraph has coloured cells: ${JSON.stringify(probe)}`);
+  }
+  // The page itself never scrolls sideways: wide drawings scroll in their own boxes.
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no page-wide horizontal scroll');
+  await page.locator('#tr-map-panel').screenshot({ path: path.join(ARTIFACTS, 'long-heatmap.png') });
+  await page.fill('#tr-input', 'Kannst du mir bitte helfen?');
+  await page.fill('#tr-beams', '4');
+  await submit(page, '#tr-run', '#tr-status');
+
+  if (!available('sentiment', 'sst2-selfattn')) return;
+  assert.ok(LONG_REVIEW.split(' ').length >= 100);
+  await page.fill('#st-input', LONG_REVIEW);
+  await submit(page, '#st-run', '#st-status');
+  assert.match(await page.textContent('#st-label'), /POSITIVE|NEGATIVE/);
+  const shaded = await page.$$eval('#st-words span', (e) => e.length);
+  assert.ok(shaded >= 100, `${shaded} shaded words`);
+  assert.ok(await page.evaluate(() => {
+    const box = document.getElementById('st-words');
+    return box.scrollWidth <= box.clientWidth + 1; // the words wrap
+  }), 'the shaded words wrap inside their panel');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1));
+  await page.locator('#st-panels').screenshot({ path: path.join(ARTIFACTS, 'long-review.png') });
+  assert.deepEqual(problems, []);
+});
+
 test('the RNN translator: its one cross map; clicking it opens the heatmap', { skip }, async (t) => {
   if (!available('translation', 'de-en-rnn-additive')) { t.skip('de-en-rnn-additive is not in this build'); return; }
   await page.selectOption('#tr-model', 'de-en-rnn-additive');
