@@ -70,7 +70,9 @@ export class Plane {
       if (i === this.selected) { ctx.strokeStyle = '#212529'; ctx.lineWidth = 2; ctx.stroke(); }
       ctx.fillStyle = '#212529';
       ctx.font = '12px system-ui, sans-serif';
-      ctx.fillText(i === 0 ? 'q' : `k${i}`, x + 11, y - 9);
+      // The name above the point, or below it at the top edge; left of it at the right edge.
+      const name = i === 0 ? 'q' : `k${i}`;
+      ctx.fillText(name, x > canvas.width - 28 ? x - 26 : x + 11, y < 20 ? y + 21 : y - 9);
     });
     canvas.dataset.points = JSON.stringify(points);
     const s = this.selected;
