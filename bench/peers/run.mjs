@@ -61,6 +61,7 @@ try {
   hint('onnxruntime-web is missing; install the dev dependencies with `npm install` (or `npm install --save-dev onnxruntime-web@1.30.0`)');
 }
 if (!existsSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm'))) hint('wasm/dist is not built; run `npm run build:wasm`');
+const built = statSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm')).mtime.toISOString().slice(0, 16); // the build loaded
 const { pipeline, BpeTokenizer, tokenizeWords, init } = await import('../../wasm/index.js');
 await init();
 
@@ -449,7 +450,6 @@ for (const m of MODELS) {
 
 const ortVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'onnxruntime-web', 'package.json'), 'utf8')).version;
 const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || '?';
-const built = statSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm')).mtime.toISOString().slice(0, 16);
 const machine = `${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-web ${ortVersion} ` +
   `(wasm EP, SIMD, 1 thread, graphOptimizationLevel all), attnlens wasm/dist built ${built} UTC in a checkout at ${head} ` +
   '(SIMD128, 1 thread)';
