@@ -3,7 +3,9 @@
 //   - MobileNetV2 on the four ImageNet sanity images: logits vs PyTorch and the expected top-5 (expected_top5.json);
 //   - the Show-Attend-Tell decoder (a seeded random tiny one over the real encoder): greedy logits, attention and
 //     gates per step, greedy and beam (3) tokens and attention;
-//   - bad input: empty, 1×1, 8000×8000, grey, fully transparent, short buffers, broken bundles.
+//   - the trained bundles' goldens, and their forced-caption goldens (Captioner::attend vs sat.forced_decode);
+//   - bad input: empty, 1×1, 8000×8000, grey, fully transparent, short buffers, broken bundles; for attend() empty,
+//     200-word and out-of-vocabulary captions and an all-black image.
 // Tolerance: abs ≤ 1e-4 or rel ≤ 1e-3 (docs/DESIGN.md §12).
 #include <doctest/doctest.h>
 

@@ -1,8 +1,9 @@
 // The 'image-to-text' pipeline (wasm/pipelines/captioning.js over wasm/bindings_captioning.cpp): RGBA pixels →
 // caption + attention through the WASM engine against PyTorch (tests/goldens/captioning: a seeded random tiny
 // decoder over the real MobileNetV2 bundle models/mobilenet-v2-imagenet; greedy and beam tokens/text and every
-// attention map within abs 1e-4), the trained bundles' own goldens when they are exported, bad images (0×0, 1×1,
-// 8000×8000, grey, fully transparent, short buffers), options and dispose().
+// attention map within abs 1e-4), the trained bundles' own goldens when they are exported (and their forced-caption
+// goldens: attend() against PyTorch teacher forcing, abs 1e-4), bad images (0×0, 1×1, 8000×8000, grey, fully
+// transparent, short buffers), bad captions for attend(), options and dispose().
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
