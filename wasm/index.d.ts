@@ -41,7 +41,7 @@ export function memoryStats(): MemoryStats;
 
 export interface OpInfo {
   name: string;
-  family: 'score' | 'alignment' | 'context' | 'composite';
+  family: 'score' | 'alignment' | 'context' | 'composite' | 'analysis';
   formula: string;
   paper: string;
   inputs: string[];

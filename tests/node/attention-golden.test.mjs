@@ -26,7 +26,7 @@ test('the JS catalogue and the WASM module list the same ops, each described', (
   for (const op of listed) {
     assert.ok(op.formula.length > 0 && op.paper.length > 0, `${op.name} lacks a formula or a paper`);
     assert.ok(op.inputs.length > 0 && op.outputs.length > 0, `${op.name} lacks inputs or outputs`);
-    assert.ok(['score', 'alignment', 'context', 'composite'].includes(op.family), `${op.name}: family ${op.family}`);
+    assert.ok(['score', 'alignment', 'context', 'composite', 'analysis'].includes(op.family), `${op.name}: family ${op.family}`);
   }
 });
 
