@@ -137,7 +137,7 @@ if (wanted('fuzz')) {
       const artifacts = path.join(ROOT, 'build-fuzz', 'artifacts');
       mkdirSync(scratch, { recursive: true });
       mkdirSync(artifacts, { recursive: true });
-      const dirs = [scratch, `tests/fuzz/corpus/${h}`, `tests/fuzz/regressions/${h}`].filter((d) => existsSync(path.join(ROOT, d)));
+      const dirs = [scratch, `tests/fuzz/corpus/${h}`, `tests/fuzz/regressions/${h}`].filter((d) => existsSync(path.resolve(ROOT, d))); // resolve: scratch is absolute
       const dict = `tests/fuzz/${h}.dict`;
       try {
         run(`build-fuzz/tests/fuzz/fuzz_${h}`, [
