@@ -43,7 +43,12 @@ export class CoverageView {
   /** model: { signal (coverageSignal), src: labels [S], tgt: labels [T] }; step: the target row shown (default last). */
   set(model, step) {
     this.model = model ? { ...model, cum: cumulative(model.signal) } : null;
-    this.step = model ? Math.min(step ?? model.signal.rows - 1, model.signal.rows - 1) : 0;
+    this.show(step);
+  }
+
+  /** Shows the coverage after another target step of the same model (default: the last). */
+  show(step) {
+    this.step = this.model ? Math.min(step ?? this.model.signal.rows - 1, this.model.signal.rows - 1) : 0;
     this.draw();
   }
 

@@ -293,7 +293,7 @@ export function setupTranslate() {
     if (!coverage.model) return;
     const t = Number($('tr-cov-step').value) - 1;
     $('tr-cov-step-out').textContent = `${t + 1}: ${coverage.model.tgt[t]}`;
-    coverage.set(coverage.model, t);
+    coverage.show(t);
   });
   const betaShown = () => Number($('tr-coverage-beta').value) > 0 ? Number($('tr-coverage-beta').value) : 1;
   $('tr-coverage-beta').addEventListener('input', () => { $('tr-cov-beta-shown').textContent = String(betaShown()); });

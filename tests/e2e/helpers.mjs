@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serve } from '../../scripts/serve.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 export const ARTIFACTS = path.join(ROOT, 'tests', 'e2e', 'artifacts');
@@ -101,6 +102,19 @@ export async function watchCsp(page, problems) {
  * (max − min channel > 40), i.e. the attention drawing itself — heatmap cells, head-view lines — and not the grey
  * text of the labels; `hash` / `colorHash`: cheap hashes of all pixels / of the saturated ones only.
  */
+/**
+ * The usual start of a browser test file: the repository served on a free port, Chromium launched, and its first
+ * page watched for console errors, failed requests and CSP violations (missing optional bundles allowed).
+ */
+export async function openPage({ width = 1280, height = 900 } = {}) {
+  const { server, url } = await serve(ROOT, { port: 0 });
+  const browser = await launch({ width, height });
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const problems = watchProblems(page, { allow: allowMissing });
+  await watchCsp(page, problems);
+  return { server, url, browser, page, problems };
+}
+
 export function canvasProbe(page, selector, { bottom = 0 } = {}) {
   return page.$eval(selector, (c, skip) => {
     const h = Math.floor(c.height * (1 - skip)); // `bottom`: share of rows left out at the bottom (a caption strip)

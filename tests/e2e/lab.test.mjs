@@ -8,8 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { serve } from '../../scripts/serve.mjs';
-import { ROOT, ARTIFACTS, BROWSER_SKIP, allowMissing, launch, watchProblems, watchCsp } from './helpers.mjs';
+import { ROOT, ARTIFACTS, BROWSER_SKIP, allowMissing, watchProblems, watchCsp, openPage } from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
 
@@ -53,11 +52,7 @@ let url;
 
 before(async () => {
   if (skip) return;
-  ({ server, url } = await serve(ROOT, { port: 0 }));
-  browser = await launch({ width: 1440, height: 900 });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  problems = watchProblems(page, { allow: allowMissing });
-  await watchCsp(page, problems);
+  ({ server, url, browser, page, problems } = await openPage({ width: 1440 }));
   // A link to the lab (?demo=lab) opens the page scrolled there, so the model demos above, which run when they come
   // into view, stay idle and cannot shift the page under a drag.
   await page.goto(labUrl());

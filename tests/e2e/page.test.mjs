@@ -8,10 +8,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { serve, CSP } from '../../scripts/serve.mjs';
+import { CSP } from '../../scripts/serve.mjs';
 import {
-  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, launch, watchProblems, watchCsp,
-  canvasProbe,
+  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, watchProblems, watchCsp,
+  canvasProbe, openPage,
 } from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
@@ -67,11 +67,7 @@ let problems;
 
 before(async () => {
   if (skip) return;
-  ({ server, url } = await serve(ROOT, { port: 0 }));
-  browser = await launch({ width: 1280, height: 900 });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  problems = watchProblems(page, { allow: allowMissing });
-  await watchCsp(page, problems);
+  ({ server, url, browser, page, problems } = await openPage({ width: 1280 }));
   await page.goto(url);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
 });

@@ -12,9 +12,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve } from '../../scripts/serve.mjs';
 import {
-  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, launch, watchProblems, watchCsp, canvasProbe,
+  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, watchProblems, watchCsp, canvasProbe, openPage,
 } from './helpers.mjs';
 import { headStats, formatStats, STAT_KEYS } from '../../web/headstats.js';
 
@@ -34,11 +33,7 @@ let problems;
 
 before(async () => {
   if (skip) return;
-  ({ server, url } = await serve(ROOT, { port: 0 }));
-  browser = await launch({ width: 1440, height: 900 });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  problems = watchProblems(page, { allow: allowMissing });
-  await watchCsp(page, problems);
+  ({ server, url, browser, page, problems } = await openPage({ width: 1440 }));
   await page.goto(url);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
 });

@@ -79,11 +79,8 @@ class NumberSwapper:
         if j < len(ids) and ids[j] not in self.word_start and ids[j] not in self.cont:
             # '▁19 th', '▁3 er': the digits are part of a longer word; commas and dots ('2 , 5 0') still end a span
             # (the pieces ',' '.' are not word-starts, but they are not letters either)
-            return i if any(c.isalpha() for c in self._piece_text(ids[j])) else j
+            return i if any(c.isalpha() for c in self._pieces[ids[j]]) else j
         return j
-
-    def _piece_text(self, i):
-        return self._pieces[i]
 
     def spans(self, ids):
         out, i = [], 0

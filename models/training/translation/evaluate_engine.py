@@ -74,7 +74,7 @@ def english_numbers(number):
     if "," in number and "." not in number:
         return {number.replace(",", ".")}  # decimal comma
     if "." in number and "," not in number and all(len(g) == 3 for g in number.split(".")[1:]):
-        return {number.replace(".", ","), number.replace(".", "")}  # thousands dots (also a date/time: kept below)
+        return {number.replace(".", ","), number.replace(".", "")}  # thousands dots: 1.000 → 1,000 or 1000
     return {number, number.replace(",", "#").replace(".", ",").replace("#", ".")}
 
 
