@@ -61,15 +61,16 @@ val words_to_js(const std::vector<attnlens::text::WordSpan>& words) {
   return out;
 }
 
-// Alignment options of TranslationParams from the JS side ("" / -1 = the bundle's default).
+// Alignment options of TranslationParams from the JS side ("" / -1 = the bundle's default), word maps, q/k vectors.
 api::TranslationParams alignment_params(const std::string& method, const std::string& extraction, int layer,
-                                        int head, bool word_maps) {
+                                        int head, bool word_maps, bool output_qk) {
   api::TranslationParams p;
   p.alignment_method = method;
   p.alignment_extraction = extraction;
   p.alignment_layer = layer;
   p.alignment_head = head;
   p.word_maps = word_maps;
+  p.output_qk = output_qk;
   return p;
 }
 
@@ -80,9 +81,9 @@ class TranslatorBinding {
   // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
   val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
                 bool output_attentions, const std::string& method, const std::string& extraction, int layer,
-                int head, bool word_maps) const {
+                int head, bool word_maps, bool output_qk) const {
     return guarded([&] {
-      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps);
+      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk);
       p.num_beams = num_beams;
       p.max_new_tokens = max_new_tokens;
       if (!std::isnan(alpha)) p.alpha = alpha;
@@ -93,9 +94,9 @@ class TranslatorBinding {
   }
 
   val align(const std::string& source, const std::string& target, bool output_attentions, const std::string& method,
-            const std::string& extraction, int layer, int head, bool word_maps) const {
+            const std::string& extraction, int layer, int head, bool word_maps, bool output_qk) const {
     return guarded([&] {
-      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps);
+      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk);
       p.output_attentions = output_attentions;
       return result_to_js(tr_->align(source, target, p));
     });
@@ -130,6 +131,7 @@ class TranslatorBinding {
     out.set("alignmentMap", copy_typed(r.alignment_map));
     out.set("wordAttentions", maps_to_js(r.word_attentions));
     out.set("tokenLogprobs", copy_typed(r.token_logprobs));
+    out.set("qk", maps_to_js(r.qk));
     out.set("truncated", r.truncated);
     out.set("sourcePieces", static_cast<double>(r.source_pieces));
     out.set("score", r.score);

@@ -364,6 +364,12 @@ export interface TranslationResult {
   /** align() only: log-probability of each target piece ('</s>' last). */
   token_logprobs?: Float32Array;
   /**
+   * With output_qk: per kind ('encoder_self', 'decoder_self', 'cross'), layer and head, '<kind>.query'
+   * [rows, d_head] and '<kind>.key' [columns, d_head]; row i of that kind's map is softmax_j(query[i]·key[j] /
+   * √d_head), over j ≤ i for decoder_self. With several sentences, in each of `sentences` only.
+   */
+  qk?: AttentionMap[];
+  /**
    * translate() only: one full result per sentence of the input (each with its own tokens, maps, words, alignment
    * and source_start / source_end); [] for empty or all-space input. The input is split after . ! ? … followed by
    * white space and an upper-case letter or a quote ("z. B.", "usw.", "Dr.", "1.", "3.5" do not split; a blank
@@ -412,6 +418,11 @@ export interface TranslationRunOptions {
   alignment_head?: number;
   /** Also every map merged to words (word_attentions). */
   word_maps?: boolean;
+  /**
+   * Also the query and key vectors behind every map (`qk`, the neuron view): one more teacher-forced decoder run.
+   * Transformer translators only (an Error for the RNN translators). Default false.
+   */
+  output_qk?: boolean;
   /** Re-case ALL-CAPS and all-lower-case sentences before translating (default true); see source_text. */
   restore_case?: boolean;
   [option: string]: unknown;

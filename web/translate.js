@@ -7,6 +7,7 @@ import { runTask, runAlign as runAlignTask, statusUi, errorText } from './client
 import { first, groupMaps, meanHeads, showPiece, labelsFor, crossName } from './maps.js';
 import { ModelView } from './modelview.js';
 import { derivedBlocks } from './rollout.js';
+import { NeuronView } from './neuron.js';
 import { CoverageView, coverageSignal } from './coverage.js';
 import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
 import { INITIAL_STATE, writeState } from './state.js';
@@ -267,7 +268,72 @@ export function setupTranslate() {
     fillHeadView(out);
     fillModelView(out);
     fillCoverage(out);
+    fillNeuron(out);
   }
+
+  // Neuron view (neuron.js): the query/key vectors of the result (output_qk), asked for only while its box is ticked.
+  const neuron = new NeuronView($('tr-neuron'), { onRead: (t) => { $('tr-nv-read').textContent = t; } });
+  registerPng('tr-neuron', () => $('tr-neuron'));
+  const nvSource = (out) => (out.sentences?.length > 1 ? out.sentences[Number($('tr-nv-sentence').value) || 0] : out);
+  const fillSelect = (sel, items, keep = true) => {
+    const prev = sel.value;
+    sel.replaceChildren(...items.map(([v, l]) => new Option(l, String(v))));
+    if (keep && items.some(([v]) => String(v) === prev)) sel.value = prev;
+  };
+  function fillNeuron(out) {
+    const transformer = out.attentions?.some((m) => m.name === 'decoder_self');
+    $('tr-nv-panel').hidden = !transformer;
+    const on = $('tr-nv-on').checked;
+    $('tr-nv-controls').hidden = !on || !transformer;
+    if (!transformer || !on) { neuron.clear(); $('tr-nv-read').textContent = ''; $('tr-nv-check').textContent = ''; return; }
+    const many = out.sentences?.length > 1;
+    $('tr-nv-sentence-wrap').hidden = !many;
+    if (many) fillSelect($('tr-nv-sentence'), out.sentences.map((x, i) => [i, `${i + 1}: ${x.text.slice(0, 40)}`]));
+    const r = nvSource(out);
+    if (!r.qk) { neuron.clear(); $('tr-nv-check').textContent = 'Asking the engine for the vectors…'; return; }
+    const kinds = [...new Set(r.attentions.map((m) => m.name))];
+    fillSelect($('tr-nv-kind'), kinds.map((k) => [k, k.replace(/_/g, ' ')]));
+    if (!kinds.includes($('tr-nv-kind').value)) $('tr-nv-kind').value = kinds.includes('cross') ? 'cross' : kinds[0];
+    fillNeuronLayers();
+  }
+  function fillNeuronLayers() {
+    const r = nvSource(results.main);
+    const maps = r.attentions.filter((m) => m.name === $('tr-nv-kind').value);
+    fillSelect($('tr-nv-layer'), [...new Set(maps.map((m) => m.layer))].map((l) => [l, `${l + 1}`]));
+    fillSelect($('tr-nv-head'), [...new Set(maps.map((m) => m.head))].map((h) => [h, `${h + 1}`]));
+    drawNeuron();
+  }
+  function drawNeuron(query) {
+    const r = nvSource(results.main);
+    const kind = $('tr-nv-kind').value;
+    const layer = Number($('tr-nv-layer').value);
+    const head = Number($('tr-nv-head').value);
+    const pick = (name) => (name === kind ? r.attentions : r.qk).find((m) => m.name === name && m.layer === layer && m.head === head);
+    const map = pick(kind);
+    const q = pick(`${kind}.query`);
+    const k = pick(`${kind}.key`);
+    if (!map || !q || !k) { neuron.clear(); return; }
+    const { src, tgt } = tokenLabels(r);
+    const queryLabels = kind === 'encoder_self' ? src : tgt;
+    const keyLabels = kind === 'cross' || kind === 'encoder_self' ? src : tgt;
+    const rows = map.dims[0];
+    fillSelect($('tr-nv-query'), queryLabels.slice(0, rows).map((t, i) => [i, `${i + 1}: ${t}`]));
+    const i = query ?? Math.min(Number($('tr-nv-query').value) || 0, rows - 1);
+    $('tr-nv-query').value = String(i);
+    neuron.set({ q: q.data, k: k.data, dh: q.dims[1], rows, cols: map.dims[1], causal: kind === 'decoder_self',
+      map: map.data, queryLabels, keyLabels }, i, { onQuery: (n) => { $('tr-nv-query').value = String(n); } });
+    const worst = neuron.check();
+    $('tr-nv-check').textContent = `Weights recomputed here from q and k (softmax of q·k/√${q.dims[1]}) differ from the ` +
+      `engine's map by at most ${worst.toExponential(1)} over all ${rows} query tokens.`;
+  }
+  $('tr-nv-on').addEventListener('change', () => {
+    if (!results.main) return;
+    if ($('tr-nv-on').checked && !nvSource(results.main).qk) runForm(); else fillNeuron(results.main);
+  });
+  $('tr-nv-sentence').addEventListener('change', () => fillNeuron(results.main));
+  $('tr-nv-kind').addEventListener('change', fillNeuronLayers);
+  for (const id of ['tr-nv-layer', 'tr-nv-head']) $(id).addEventListener('change', () => drawNeuron());
+  $('tr-nv-query').addEventListener('change', () => drawNeuron(Number($('tr-nv-query').value)));
 
   // Coverage (coverage.js): the main result's, with a slider over its target steps; and a β = 0 / β = b comparison.
   const coverage = new CoverageView($('tr-coverage'), { onRead: (t) => { $('tr-cov-read').textContent = t; } });
@@ -554,7 +620,8 @@ export function setupTranslate() {
     try {
       const beta = Number($('tr-coverage-beta').value);
       const { out, ms, text: result } = await translate(model, text, beams,
-        { word_maps: true, ...(Number.isFinite(beta) && beta > 0 ? { coverage_beta: beta } : {}) });
+        { word_maps: true, ...(Number.isFinite(beta) && beta > 0 ? { coverage_beta: beta } : {}),
+          ...($('tr-nv-on').checked && !/rnn/.test(model) ? { output_qk: true } : {}) });
       $('tr-output').textContent = result;
       $('tr-panels').hidden = false;
       results.main = { ...out, model, input: text };

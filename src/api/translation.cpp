@@ -170,6 +170,12 @@ int Translator::default_num_beams() const { return impl_->decoding.num_beams; }
 
 namespace {
 
+void check_qk_param(const TranslationParams& p, const models::Seq2SeqModel& model, const std::string& architecture) {
+  require(!p.output_qk || model.has_query_key_vectors(),
+          "translate: output_qk (query/key vectors) needs dot-product attention; this model is " + architecture +
+              " (only transformer-seq2seq translators have them)");
+}
+
 void check_alignment_params(const TranslationParams& p, const AlignmentDefaults& d) {
   require(p.alignment_method.empty() || p.alignment_method == "head" || p.alignment_method == "layer-mean",
           "translate: alignment method must be \"head\" or \"layer-mean\", got \"" + p.alignment_method + "\"");
@@ -252,6 +258,7 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   require(params.max_new_tokens >= 0 && params.max_new_tokens <= kMaxNewTokensLimit,
           "translate: max_new_tokens must be in [1, 65536] (0 = the model's default), got " +
               std::to_string(params.max_new_tokens));
+  check_qk_param(params, *impl_->model, impl_->architecture);
   if (params.alpha) require(std::isfinite(*params.alpha), "translate: alpha must be a finite number");
   if (params.coverage_beta)
     require(std::isfinite(*params.coverage_beta), "translate: coverage_beta must be a finite number");
@@ -319,6 +326,13 @@ TranslationResult Translator::translate(const std::string& text, const Translati
     }
     out.attentions = trace.take();
   }
+  if (params.output_qk && !r.tokens.empty()) {
+    std::vector<int> tgt_in{text::kBosId};
+    tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
+    AttentionTrace vectors;
+    impl_->model->query_key_vectors(ids, tgt_in, vectors);
+    out.qk = vectors.take();
+  }
   attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   return out;
 }
@@ -326,6 +340,7 @@ TranslationResult Translator::translate(const std::string& text, const Translati
 TranslationResult Translator::align(const std::string& source, const std::string& target,
                                     const TranslationParams& params) const {
   check_alignment_params(params, impl_->alignment);
+  check_qk_param(params, *impl_->model, impl_->architecture);
   TranslationResult out;
   out.num_beams = 0;
   std::vector<int> ids = impl_->tokenizer.encode(source);
@@ -368,6 +383,11 @@ TranslationResult Translator::align(const std::string& source, const std::string
     out.score += lp;
   }
   if (params.output_attentions) out.attentions = trace.take();
+  if (params.output_qk) {
+    AttentionTrace vectors;
+    impl_->model->query_key_vectors(ids, tgt_in, vectors);
+    out.qk = vectors.take();
+  }
   attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   return out;
 }

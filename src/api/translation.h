@@ -49,6 +49,10 @@ struct TranslationParams {
   int alignment_layer = -1;
   int alignment_head = -1;
   bool word_maps = false;                // also every map merged to words (word_attentions)
+  // The neuron view's data: the query and key vectors behind every map (`qk`), by teacher forcing of the result's
+  // tokens after the search (one more decoder run, only when asked). Transformer translators only; an error for
+  // the RNN translators (additive/bilinear attention has no query·key product to show).
+  bool output_qk = false;
 };
 
 struct TranslationResult {
@@ -72,6 +76,10 @@ struct TranslationResult {
   std::string alignment_method;
   // With word_maps: every map of `attentions` at word level (rows/columns are words; </s> dropped).
   std::vector<AttentionMap> word_attentions;
+  // With output_qk: per kind (encoder_self, decoder_self, cross), layer and head, "<kind>.query" [rows, d_head]
+  // and "<kind>.key" [columns, d_head]: row i of that map is softmax_j(query[i]·key[j] / √d_head), j ≤ i for
+  // decoder_self. Empty otherwise, and for an empty translation.
+  std::vector<AttentionMap> qk;
   // align() only: log-probability of each target piece (</s> last) under the model.
   std::vector<float> token_logprobs;
   bool truncated = false;           // the source was cut to max_source_tokens()

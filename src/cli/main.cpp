@@ -50,16 +50,18 @@ usage:
       Load and validate a model bundle (config.json, weights.safetensors: offsets, sizes, dtypes, finite
       weights, known architecture) and list its tensors.
   attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--max-new-tokens N]
-                        [--json [--attentions]]
+                        [--json [--attentions] [--word-maps] [--qk]]
       Translate stdin lines with a translation bundle (e.g. models/de-en-transformer), one output line per input
       line. Defaults come from the bundle's config (decoding): beams 1 = greedy. --json prints one JSON object
       per line {text, source_tokens, target_tokens, source_ids, target_ids, truncated, score}; --attentions adds
       every attention map {name, layer, head, dims, data}.
       With --json every result also has "source_words"/"target_words" ({text, begin, end}: byte offsets into
       the input line / the translation), "alignment" ([[source word, target word], ...]) and
-      "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words).
+      "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words); --qk
+      adds "qk": the query and key vectors behind every map ("<kind>.query" [rows, d_head], "<kind>.key"
+      [columns, d_head] per layer and head; Transformer translators only), for the neuron view.
   attnlens-cli align --model DIR [--method head|layer-mean] [--extraction argmax|gdfa] [--layer L] [--head H]
-                    [--json [--attentions] [--word-maps]]
+                    [--json [--attentions] [--word-maps] [--qk]]
       Forced decoding: each stdin line is "German<TAB>English"; the model is run over the given English
       (teacher forcing) instead of searching. Prints one line per pair: the word alignment as "i-j" links
       (German word i, English word j, from 0; words = BPE pieces merged, punctuation and hyphens separate, as
@@ -378,6 +380,7 @@ nlohmann::json translation_json(const attnlens::api::TranslationResult& r, bool 
   if (!r.token_logprobs.empty()) j["token_logprobs"] = r.token_logprobs;
   if (attentions) j["attentions"] = maps_json(r.attentions);
   if (!r.word_attentions.empty()) j["word_attentions"] = maps_json(r.word_attentions);
+  if (!r.qk.empty()) j["qk"] = maps_json(r.qk);
   return j;
 }
 
@@ -393,11 +396,12 @@ void read_alignment_options(const Args& args, attnlens::api::TranslationParams& 
   if (const std::string* v = find_option(args, "--layer")) params.alignment_layer = parse_int(*v, "--layer", 0, 1024);
   if (const std::string* v = find_option(args, "--head")) params.alignment_head = parse_int(*v, "--head", 0, 1024);
   params.word_maps = find_option(args, "--word-maps") != nullptr;
+  params.output_qk = find_option(args, "--qk") != nullptr;
 }
 
 int align(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 2, {"--model", "--method", "--extraction", "--layer", "--head"},
-                               {"--json", "--attentions", "--word-maps"}, "align");
+                               {"--json", "--attentions", "--word-maps", "--qk"}, "align");
   if (!args.positional.empty())
     throw UsageError("align: unexpected argument '" + args.positional[0] + "' (pairs are read from stdin)");
   const std::string* model = find_option(args, "--model");
@@ -406,7 +410,8 @@ int align(int argc, char** argv) {
   read_alignment_options(args, params);
   const bool json = find_option(args, "--json") != nullptr;
   const bool attentions = find_option(args, "--attentions") != nullptr;
-  if ((attentions || params.word_maps) && !json) throw UsageError("align: --attentions/--word-maps need --json");
+  if ((attentions || params.word_maps || params.output_qk) && !json)
+    throw UsageError("align: --attentions/--word-maps/--qk need --json");
   const auto translator = attnlens::api::Translator::load(*model);
   std::string line;
   int status = 0;
@@ -439,7 +444,7 @@ int align(int argc, char** argv) {
 int translate(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 2, {"--model", "--beams", "--alpha", "--coverage-beta", "--max-new-tokens",
                                                "--method", "--extraction", "--layer", "--head"},
-                               {"--json", "--attentions", "--word-maps"}, "translate");
+                               {"--json", "--attentions", "--word-maps", "--qk"}, "translate");
   if (!args.positional.empty())
     throw UsageError("translate: unexpected argument '" + args.positional[0] + "' (input is read from stdin)");
   const std::string* model = find_option(args, "--model");
@@ -454,7 +459,8 @@ int translate(int argc, char** argv) {
   const bool json = find_option(args, "--json") != nullptr;
   const bool attentions = find_option(args, "--attentions") != nullptr;
   read_alignment_options(args, params);
-  if ((attentions || params.word_maps) && !json) throw UsageError("translate: --attentions/--word-maps need --json");
+  if ((attentions || params.word_maps || params.output_qk) && !json)
+    throw UsageError("translate: --attentions/--word-maps/--qk need --json");
   // Maps are computed for the alignment too whenever JSON is asked for; plain text output needs none.
   params.output_attentions = json;
   const auto translator = attnlens::api::Translator::load(*model);

@@ -16,4 +16,9 @@ std::vector<float> teacher_force(Seq2SeqDecoder& decoder, const std::vector<int>
   return logits;
 }
 
+void Seq2SeqModel::query_key_vectors(const std::vector<int>&, const std::vector<int>&, AttentionTrace&) const {
+  throw Error("query/key vectors: this model's attention is not dot-product attention (only transformer-seq2seq "
+              "translators have them)");
+}
+
 }  // namespace attnlens::models

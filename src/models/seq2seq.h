@@ -52,6 +52,15 @@ class Seq2SeqModel {
   //                layer and head;   RNNs: cross [T,S] (layer −1, head −1).
   virtual std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                                      AttentionTrace* trace) const = 0;
+
+  // Whether query_key_vectors() works: the model's attention is dot-product (the Transformer).
+  virtual bool has_query_key_vectors() const { return false; }
+  // The vectors behind every dot-product attention map (the neuron view), by teacher forcing of tgt_in exactly as
+  // forward(): per attention kind, layer and head, "<kind>.query" [rows, d_head] and "<kind>.key" [columns, d_head]
+  // (kind: encoder_self, decoder_self, cross), so that row i of that kind's map is
+  // softmax(query[i] · key[j] / √d_head over j) — over j ≤ i for decoder_self. Throws for other models.
+  virtual void query_key_vectors(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                                 AttentionTrace& out) const;
 };
 
 // Teacher forcing through a started decoder (one row): tgt_in[t] fed at step t, logits (T × vocab) returned; with

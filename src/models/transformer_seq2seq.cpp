@@ -86,6 +86,15 @@ void tied_output(const std::vector<float>& embed, std::size_t vocab, std::size_t
   kernels::gemm_nt(n, vocab, d, y, d, embed.data(), d, logits, vocab);
 }
 
+// Records head hd of `x` (rows × d, heads of d_head side by side) as one [rows, d_head] map named `name`.
+void record_head(AttentionTrace& out, const std::string& name, std::size_t layer, std::size_t hd, const float* x,
+                 std::size_t rows, std::size_t d, std::size_t d_head) {
+  AttentionMap m{name, static_cast<int>(layer), static_cast<int>(hd), -1, {rows, d_head},
+                 std::vector<float>(rows * d_head)};
+  for (std::size_t i = 0; i < rows; ++i) std::copy_n(x + i * d + hd * d_head, d_head, m.data.data() + i * d_head);
+  out.record(std::move(m));
+}
+
 void norm_rows(const Norm& nm, const float* x, std::size_t n, std::size_t d, float eps, float* y) {
   for (std::size_t i = 0; i < n; ++i)
     kernels::layer_norm(x + i * d, y + i * d, d, nm.weight.data(), nm.bias.data(), eps);
@@ -176,7 +185,8 @@ void TransformerSeq2Seq::embed(const int* ids, std::size_t n, std::size_t first_
 }
 
 std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(const std::vector<int>& src,
-                                                                             AttentionTrace* trace) const {
+                                                                             AttentionTrace* trace,
+                                                                             AttentionTrace* vectors) const {
   const std::size_t S = src.size();
   require(S > 0, "transformer-seq2seq: the source is empty (it holds at least </s>)");
   require(S <= max_positions_, "transformer-seq2seq: the source has " + std::to_string(S) +
@@ -192,6 +202,11 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
     linear(L.self_attn.q, h.data(), S, q.data());
     linear(L.self_attn.k, h.data(), S, k.data());
     linear(L.self_attn.v, h.data(), S, v.data());
+    if (vectors != nullptr)
+      for (std::size_t hd = 0; hd < H; ++hd) {
+        record_head(*vectors, "encoder_self.query", l, hd, q.data(), S, d, dh);
+        record_head(*vectors, "encoder_self.key", l, hd, k.data(), S, d, dh);
+      }
     for (std::size_t hd = 0; hd < H; ++hd) {
       float* p = probs.data() + hd * S * S;
       kernels::gemm_nt(S, S, dh, q.data() + hd * dh, d, k.data() + hd * dh, d, p, S);
@@ -256,6 +271,31 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     return n;
   }
 
+  // From the next step on (one row), keeps each layer's self-attention query and key and cross-attention query.
+  void record_vectors() {
+    require(rows_ == 1, "transformer-seq2seq: query/key vectors are recorded for one row");
+    vectors_ = true;
+    vec_self_q_.assign(m_.dec_.size(), {});
+    vec_self_k_.assign(m_.dec_.size(), {});
+    vec_cross_q_.assign(m_.dec_.size(), {});
+  }
+
+  // Appends the recorded vectors per layer and head: decoder_self.query/key [T, d_head], cross.query [T, d_head],
+  // cross.key [S, d_head].
+  void take_vectors(AttentionTrace& out) const {
+    const std::size_t d = m_.d_, dh = m_.d_head_, T = pos_, S = enc_->length;
+    for (std::size_t l = 0; l < m_.dec_.size(); ++l)
+      for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
+        record_head(out, "decoder_self.query", l, hd, vec_self_q_[l].data(), T, d, dh);
+        record_head(out, "decoder_self.key", l, hd, vec_self_k_[l].data(), T, d, dh);
+      }
+    for (std::size_t l = 0; l < m_.dec_.size(); ++l)
+      for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
+        record_head(out, "cross.query", l, hd, vec_cross_q_[l].data(), T, d, dh);
+        record_head(out, "cross.key", l, hd, enc_->cross_k[l].data(), S, d, dh);
+      }
+  }
+
   void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override {
     const std::size_t T = rows.size(), S = enc_->length, H = m_.heads_, nl = m_.dec_.size();
     require(T <= rec_begin_.size(), "transformer-seq2seq: trace_hypothesis beyond the recorded steps");
@@ -314,6 +354,10 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       linear(L.self_attn.q, h_.data(), N, q_.data());
       linear(L.self_attn.k, h_.data(), N, kv_.data());
       linear(L.self_attn.v, h_.data(), N, kv_.data() + N * d);
+      if (vectors_) {  // one row (record_vectors)
+        vec_self_q_[l].insert(vec_self_q_[l].end(), q_.begin(), q_.begin() + d);
+        vec_self_k_[l].insert(vec_self_k_[l].end(), kv_.begin(), kv_.begin() + d);
+      }
       for (std::size_t r = 0; r < N; ++r) {
         float* kr = self_k_[l].data() + r * cap_ * d;
         float* vr = self_v_[l].data() + r * cap_ * d;
@@ -332,6 +376,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       // Cross-attention over the memory (no padding: one sentence).
       norm_rows(L.norm2, x_.data(), N, d, m_.eps_, h_.data());
       linear(L.cross_attn.q, h_.data(), N, q_.data());
+      if (vectors_) vec_cross_q_[l].insert(vec_cross_q_[l].end(), q_.begin(), q_.begin() + d);
       const float* ck = enc_->cross_k[l].data();
       const float* cv = enc_->cross_v[l].data();
       const bool last_layer = l + 1 == nl;
@@ -394,6 +439,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   bool recording_ = false;
   std::vector<float> rec_;
   std::vector<std::size_t> rec_begin_;
+  // query_key_vectors(): per layer, one d-float row per step.
+  bool vectors_ = false;
+  std::vector<std::vector<float>> vec_self_q_, vec_self_k_, vec_cross_q_;
 };
 
 std::unique_ptr<Seq2SeqDecoder> TransformerSeq2Seq::start(const std::vector<int>& src, AttentionTrace* trace) const {
@@ -406,6 +454,16 @@ std::vector<float> TransformerSeq2Seq::forward(const std::vector<int>& src, cons
                                                " positions, more than max_positions " + std::to_string(max_positions_));
   Decoder dec(*this, encode(src, trace));
   return teacher_force(dec, tgt_in, trace);
+}
+
+void TransformerSeq2Seq::query_key_vectors(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                                           AttentionTrace& out) const {
+  require(tgt_in.size() <= max_positions_, "transformer-seq2seq: the target has " + std::to_string(tgt_in.size()) +
+                                               " positions, more than max_positions " + std::to_string(max_positions_));
+  Decoder dec(*this, encode(src, nullptr, &out));
+  dec.record_vectors();
+  teacher_force(dec, tgt_in, nullptr);
+  dec.take_vectors(out);
 }
 
 }  // namespace attnlens::models

@@ -36,6 +36,9 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const override;
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override;
+  bool has_query_key_vectors() const override { return true; }
+  void query_key_vectors(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                         AttentionTrace& out) const override;
 
   std::size_t d_model() const { return d_; }
   std::size_t heads() const { return heads_; }
@@ -73,7 +76,9 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   class Decoder;
 
  private:
-  std::shared_ptr<const Encoded> encode(const std::vector<int>& src, AttentionTrace* trace) const;
+  // With `vectors`, also records each encoder layer's per-head query and key vectors (query_key_vectors()).
+  std::shared_ptr<const Encoded> encode(const std::vector<int>& src, AttentionTrace* trace,
+                                        AttentionTrace* vectors = nullptr) const;
   // x[i] = E[ids[i]]·scale + PE[first_pos + i·pos_step]  (pos_step 1: a sequence; 0: beam rows at one position)
   void embed(const int* ids, std::size_t n, std::size_t first_pos, std::size_t pos_step, float* x) const;
 

@@ -553,3 +553,67 @@ TEST_CASE("translation: api::Translator returns the search's maps, equal to a fo
     }
   }
 }
+
+namespace {
+
+// Every map of `r` recomputed from its query/key vectors: softmax_j(q_i·k_j / √d_head), j ≤ i for decoder_self.
+// Returns the largest difference to the engine's map; fails if a map has no vectors.
+double max_qk_error(const attnlens::api::TranslationResult& r) {
+  auto find = [&](const std::string& name, int layer, int head) -> const attnlens::AttentionMap* {
+    for (const auto& m : r.qk)
+      if (m.name == name && m.layer == layer && m.head == head) return &m;
+    return nullptr;
+  };
+  double worst = 0;
+  for (const auto& map : r.attentions) {
+    CAPTURE(map.name);
+    const auto* q = find(map.name + ".query", map.layer, map.head);
+    const auto* k = find(map.name + ".key", map.layer, map.head);
+    REQUIRE(q != nullptr);
+    REQUIRE(k != nullptr);
+    const std::size_t rows = map.dims[0], cols = map.dims[1], dh = q->dims[1];
+    REQUIRE((q->dims == std::vector<std::size_t>{rows, dh}));
+    REQUIRE((k->dims == std::vector<std::size_t>{cols, dh}));
+    const bool causal = map.name == "decoder_self";
+    for (std::size_t i = 0; i < rows; ++i) {
+      const std::size_t n = causal ? i + 1 : cols;
+      std::vector<double> s(n);
+      double mx = -1e300, sum = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (std::size_t c = 0; c < dh; ++c) dot += double(q->data[i * dh + c]) * k->data[j * dh + c];
+        s[j] = dot / std::sqrt(double(dh));
+        mx = std::max(mx, s[j]);
+      }
+      for (double& v : s) sum += (v = std::exp(v - mx));
+      for (std::size_t j = 0; j < cols; ++j)
+        worst = std::max(worst, std::abs((j < n ? s[j] / sum : 0.0) - map.data[i * cols + j]));
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("translation: output_qk returns the query/key vectors behind every map (neuron view)") {
+  const auto tr = attnlens::api::Translator::load(source_path("models/de-en-transformer"));
+  const std::string source = "Ein Mann fährt mit dem Fahrrad über eine Brücke.";
+  attnlens::api::TranslationParams p;
+  CHECK(tr->translate(source, p).qk.empty());  // off by default
+  p.output_qk = true;
+  for (int beams : {1, 4}) {
+    CAPTURE(beams);
+    p.num_beams = beams;
+    const auto out = tr->translate(source, p);
+    REQUIRE(!out.attentions.empty());
+    CHECK(out.qk.size() == 2 * out.attentions.size());  // a query and a key set per map
+    CHECK(max_qk_error(out) < 1e-5);
+  }
+  const auto aligned = tr->align(source, "A man rides a bike over a bridge.", p);
+  CHECK(aligned.qk.size() == 2 * aligned.attentions.size());
+  CHECK(max_qk_error(aligned) < 1e-5);
+  // The RNN translators' attention is not a query·key product: a clear error, not empty vectors.
+  const auto rnn = attnlens::api::Translator::load(source_path("tests/goldens/translation/rnn-additive"));
+  CHECK_THROWS_WITH_AS(rnn->translate(source, p), doctest::Contains("output_qk"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(rnn->align(source, "A man.", p), doctest::Contains("output_qk"), attnlens::Error);
+}

@@ -431,6 +431,60 @@ test('coverage (Tu et al. 2016): the cumulative cross-attention per German word,
   assert.deepEqual(problems, []);
 });
 
+// Issue 17 item 2: the neuron view — q, k, q∘k, scores and weights of one head and query token, from the engine's
+// output_qk vectors; its weights recomputed in the page equal the engine's map.
+test('neuron view of de-en-general: query/key vectors from the engine reproduce the map; selection and keyboard', { skip }, async (t) => {
+  if (!available('translation', 'de-en-general')) { t.skip('de-en-general is not in this build'); return; }
+  await waitForRun(page, '#tr-status');
+  assert.equal(await page.isVisible('#tr-nv-panel'), true, 'the panel is offered for the Transformer');
+  assert.equal(await page.isVisible('#tr-nv-controls'), false, 'off until asked for: no vectors, no extra run');
+  await page.$eval('#tr-status', (s) => { s.textContent = ''; });
+  await page.check('#tr-nv-on');
+  await waitForRun(page, '#tr-status');
+  await page.waitForFunction(() => /differ from the engine/.test(document.getElementById('tr-nv-check').textContent));
+  const worst = async () => Number(/at most ([\d.e+-]+)/.exec(await page.textContent('#tr-nv-check'))[1]);
+  assert.ok(await worst() < 1e-5, `recomputed weights vs the engine's map: ${await worst()}`);
+  // Every kind, a layer and a head: the vectors always reproduce the map.
+  const kinds = await page.$$eval('#tr-nv-kind option', (o) => o.map((x) => x.value));
+  assert.deepEqual(kinds.sort(), ['cross', 'decoder_self', 'encoder_self']);
+  for (const kind of kinds) {
+    await page.selectOption('#tr-nv-kind', kind);
+    await page.selectOption('#tr-nv-layer', { value: String(GENERAL.layers - 1) }); // values are 0-based, labels 1-based
+    await page.selectOption('#tr-nv-head', { value: '2' });
+    assert.ok(await worst() < 1e-5, `${kind}: ${await worst()}`);
+  }
+  // The drawn weight of a key equals the exported piece-level map (cross, last layer, head 2, query token 1).
+  await page.selectOption('#tr-nv-kind', 'cross');
+  await page.selectOption('#tr-nv-query', { value: '1' });
+  await page.check('input[name=tr-level][value=piece]');
+  const doc = JSON.parse((await downloadOf(page, '#tr-mv-json')).bytes.toString('utf8'));
+  const map = doc.maps.find((m) => m.name === 'cross' && m.layer === GENERAL.layers - 1 && m.head === 2);
+  await page.locator('#tr-neuron').hover({ position: { x: 10, y: 42 + 8 } }); // the first key's row
+  const read = await page.textContent('#tr-nv-read');
+  const m = /weight ([\d.]+) \(engine's map ([\d.]+)\)/.exec(read);
+  assert.ok(m, read);
+  assert.ok(Math.abs(Number(m[1]) - map.data[1 * map.dims[1]]) < 1e-3, `${read} vs ${map.data[map.dims[1]]}`);
+  assert.ok(Math.abs(Number(m[2]) - map.data[1 * map.dims[1]]) < 1e-3);
+  // A dimension's cell (the key strip starts after the 84-px label and a 10-px gap): q × k = the product shown.
+  await page.locator('#tr-neuron').hover({ position: { x: 84 + 10 + 1, y: 42 + 8 } });
+  const cell = /dimension 0: q ([-\d.]+) × k ([-\d.]+) = ([-\d.]+)/.exec(await page.textContent('#tr-nv-read'));
+  assert.ok(cell, await page.textContent('#tr-nv-read'));
+  assert.ok(Math.abs(Number(cell[1]) * Number(cell[2]) - Number(cell[3])) < 2e-3);
+  // Keyboard: ArrowDown moves the query token and redraws.
+  await page.mouse.move(0, 0);
+  const before = await page.$eval('#tr-neuron', (c) => c.toDataURL());
+  await page.focus('#tr-neuron');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.inputValue('#tr-nv-query'), '2');
+  assert.notEqual(await page.$eval('#tr-neuron', (c) => c.toDataURL()), before, 'the drawing follows the query token');
+  await page.locator('#tr-nv-panel').screenshot({ path: path.join(ARTIFACTS, 'neuron-view.png') });
+  // Back to the state of the tests after this one.
+  await page.check('input[name=tr-level][value=word]');
+  await page.uncheck('#tr-nv-on');
+  assert.equal(await page.isVisible('#tr-nv-controls'), false);
+  assert.deepEqual(problems, []);
+});
+
 // Issue 17 item 6: long inputs. A German paragraph of about 200 pieces (written for this test) and a 100-word review.
 const LONG_GERMAN = [
   'Gestern bin ich mit meiner Schwester in die Stadt gefahren.', 'Wir wollten neue Schuhe kaufen, aber die Geschäfte waren voll.',

@@ -93,3 +93,61 @@ test('align(): bad input gives a clear Error and the pipeline keeps working', as
     translate.dispose();
   }
 });
+
+// Largest |softmax_j(q_i·k_j/√d_head) − map[i][j]| over every map of `r` (j ≤ i for decoder_self); throws when a map
+// has no vectors.
+function qkError(r) {
+  let worst = 0;
+  for (const m of r.attentions) {
+    const q = r.qk.find((x) => x.name === `${m.name}.query` && x.layer === m.layer && x.head === m.head);
+    const k = r.qk.find((x) => x.name === `${m.name}.key` && x.layer === m.layer && x.head === m.head);
+    assert.ok(q && k, `no vectors for ${m.name} ${m.layer}.${m.head}`);
+    const [rows, cols] = m.dims;
+    const dh = q.dims[1];
+    assert.deepEqual(q.dims, [rows, dh]);
+    assert.deepEqual(k.dims, [cols, dh]);
+    for (let i = 0; i < rows; i++) {
+      const n = m.name === 'decoder_self' ? i + 1 : cols;
+      const s = [];
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let c = 0; c < dh; c++) dot += q.data[i * dh + c] * k.data[j * dh + c];
+        s.push(dot / Math.sqrt(dh));
+      }
+      const mx = Math.max(...s);
+      const e = s.map((v) => Math.exp(v - mx));
+      const sum = e.reduce((a, b) => a + b, 0);
+      for (let j = 0; j < cols; j++) worst = Math.max(worst, Math.abs((j < n ? e[j] / sum : 0) - m.data[i * cols + j]));
+    }
+  }
+  return worst;
+}
+
+test('output_qk: the query/key vectors behind every map (neuron view), translate and align, in WASM', async () => {
+  const translate = await pipeline('translation', 'de-en-transformer');
+  try {
+    const src = 'Ein Mann fährt mit dem Fahrrad über eine Brücke.';
+    assert.equal((await translate(src)).qk, undefined); // off by default
+    for (const num_beams of [1, 4]) {
+      const r = await translate(src, { output_qk: true, num_beams });
+      assert.equal(r.qk.length, 2 * r.attentions.length);
+      assert.ok(qkError(r) < 1e-5, `beam ${num_beams}: ${qkError(r)}`);
+    }
+    const a = await translate.align(src, 'A man rides a bike over a bridge.', { output_qk: true });
+    assert.ok(qkError(a) < 1e-5);
+    // Several sentences: each sentence carries its own vectors.
+    const two = await translate('Ein Hund rennt. Eine Frau lacht.', { output_qk: true });
+    assert.equal(two.sentences.length, 2);
+    for (const s of two.sentences) assert.ok(qkError(s) < 1e-5);
+    await assert.rejects(translate(src, { output_qk: 'yes' }), TypeError);
+  } finally {
+    translate.dispose();
+  }
+  const rnn = await pipeline('translation', 'de-en-rnn-additive');
+  try {
+    await assert.rejects(rnn('Ein Hund.', { output_qk: true }), /output_qk/);
+    assert.ok((await rnn('Ein Hund.')).text.length > 0); // and the pipeline keeps working
+  } finally {
+    rnn.dispose();
+  }
+});

@@ -20,6 +20,8 @@
 //   alignment_extraction 'argmax' (one link per target word) | 'gdfa' (grow-diag-final-and of both directions)
 //   alignment_layer, alignment_head   which decoder layer / head (default: the bundle's)
 //   word_maps          true: also `word_attentions`, every map merged to words (default false)
+//   output_qk          true: also `qk`, the query/key vectors behind every map (neuron view; Transformer only;
+//                      with several sentences in each of `sentences` only)
 // Words and alignment (every result): source_words / target_words [{ text, start, end }] — the pieces merged into
 // the words a person sees (a piece starting with '▁', a punctuation piece and the piece after punctuation start a
 // word; "T-Shirt" → T | - | Shirt), with [start, end) string indices into the input / the translation;
@@ -74,7 +76,7 @@ import {
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'restore_case'];
+  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'restore_case'];
 
 function checkOptions(options, where) {
   if (options === undefined || options === null) return {};
@@ -93,6 +95,7 @@ function checkOptions(options, where) {
   checkFinite(o.coverage_beta, 'coverage_beta');
   checkBool(o.output_attentions, 'output_attentions');
   checkBool(o.word_maps, 'word_maps');
+  checkBool(o.output_qk, 'output_qk');
   checkBool(o.restore_case, 'restore_case');
   const oneOf = (name, values) => {
     if (o[name] !== undefined && !values.includes(o[name])) {
@@ -315,8 +318,9 @@ export async function createTranslationPipeline(bundle, options = {}) {
     }
     return combine(sentences, dropped);
   };
+  // What the maps come with: the alignment method, word-level maps, the query/key vectors.
   const alignmentArgs = (o) => [o.alignment_method ?? '', o.alignment_extraction ?? '', o.alignment_layer ?? -1,
-    o.alignment_head ?? -1, o.word_maps ?? false];
+    o.alignment_head ?? -1, o.word_maps ?? false, o.output_qk ?? false];
   // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
   // srcBase / tgtBase are added to the mapped word indices.
   const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
@@ -339,6 +343,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
     };
     if (r.wordAttentions.length > 0) out.word_attentions = r.wordAttentions;
     if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
+    if (r.qk.length > 0) out.qk = r.qk;
     return out;
   };
 
