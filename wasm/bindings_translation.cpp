@@ -80,7 +80,7 @@ class TranslatorBinding {
 
   // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
   val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
-                bool output_attentions, const std::string& method, const std::string& extraction, int layer,
+                bool output_attentions, bool copy_numbers, const std::string& method, const std::string& extraction, int layer,
                 int head, bool word_maps, bool output_qk) const {
     return guarded([&] {
       api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk);
@@ -89,6 +89,7 @@ class TranslatorBinding {
       if (!std::isnan(alpha)) p.alpha = alpha;
       if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
       p.output_attentions = output_attentions;
+      p.copy_numbers = copy_numbers;
       return result_to_js(tr_->translate(text, p));
     });
   }
@@ -132,6 +133,17 @@ class TranslatorBinding {
     out.set("wordAttentions", maps_to_js(r.word_attentions));
     out.set("tokenLogprobs", copy_typed(r.token_logprobs));
     out.set("qk", maps_to_js(r.qk));
+    val copies = val::array();
+    for (const auto& c : r.number_copies) {
+      val jc = val::object();
+      jc.set("sourceNumber", c.source_number);
+      jc.set("targetWord", c.target_word);
+      jc.set("model", c.model_text);
+      jc.set("text", c.text);
+      jc.set("weight", c.weight);
+      copies.call<void>("push", jc);
+    }
+    out.set("numberCopies", copies);
     out.set("truncated", r.truncated);
     out.set("sourcePieces", static_cast<double>(r.source_pieces));
     out.set("score", r.score);

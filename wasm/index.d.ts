@@ -370,6 +370,13 @@ export interface TranslationResult {
    */
   qk?: AttentionMap[];
   /**
+   * With copy_numbers: each number replaced in `text` — target_word (index into target_words), what the model wrote
+   * (`model`), what replaced it (`text`), the alignment weight of the match, the source number (index among the
+   * numbers of the sentence's source) and, for several sentences, which sentence.
+   */
+  number_copies?: Array<{ source_number: number; target_word: number; model: string; text: string; weight: number;
+    sentence?: number }>;
+  /**
    * translate() only: one full result per sentence of the input (each with its own tokens, maps, words, alignment
    * and source_start / source_end); [] for empty or all-space input. The input is split after . ! ? … followed by
    * white space and an upper-case letter or a quote ("z. B.", "usw.", "Dr.", "1.", "3.5" do not split; a blank
@@ -423,6 +430,11 @@ export interface TranslationRunOptions {
    * Transformer translators only (an Error for the RNN translators). Default false.
    */
   output_qk?: boolean;
+  /**
+   * Numbers copied by alignment (default true): a number the model wrote differently from the source number its
+   * word alignment links it to is replaced by that number in English notation ('2,50' → '2.50'); see number_copies.
+   */
+  copy_numbers?: boolean;
   /** Re-case ALL-CAPS and all-lower-case sentences before translating (default true); see source_text. */
   restore_case?: boolean;
   [option: string]: unknown;

@@ -623,6 +623,11 @@ export function setupTranslate() {
         { word_maps: true, ...(Number.isFinite(beta) && beta > 0 ? { coverage_beta: beta } : {}),
           ...($('tr-nv-on').checked && !/rnn/.test(model) ? { output_qk: true } : {}) });
       $('tr-output').textContent = result;
+      // Numbers the engine copied from the source by alignment (copy_numbers): say so, with what the model wrote.
+      const copies = out.number_copies ?? [];
+      $('tr-copies').hidden = copies.length === 0;
+      $('tr-copies').textContent = copies.length === 0 ? '' : `Numbers copied from the German by the word alignment: ${
+        copies.map((c) => `the model wrote “${c.model}”, aligned with the German number → “${c.text}”`).join('; ')}.`;
       $('tr-panels').hidden = false;
       results.main = { ...out, model, input: text };
       drawMain();

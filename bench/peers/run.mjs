@@ -173,7 +173,9 @@ async function benchTranslation(bundleName) {
   if (existsSync(tatoeba)) {
     sets.push({ name: 'Tatoeba dev (general.py)', lines: readFileSync(tatoeba, 'utf8').split('\n').filter((l) => l.trim()).slice(0, N) });
   }
-  const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha });
+  // copy_numbers off: the peer runs the model alone (the copy is a step after the search, on inputs with digits).
+  const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha,
+    copy_numbers: false });
   const workloads = [];
   for (const set of sets) {
     for (const beams of BEAMS.filter((b) => !rnn || b === 1)) { // RNNs: greedy only (no ORT beam search for them here)
@@ -237,7 +239,7 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     for (const x of w.inputs) await w.attnlens(x);
     const pipelineMs = cpu() - t0;
     t0 = cpu();
-    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, '', '', -1, -1, false);
+    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, false, '', '', -1, -1, false, false);
     const engineMs = cpu() - t0;
     Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
     t0 = cpu();

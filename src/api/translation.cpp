@@ -294,7 +294,9 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   // The maps come from the search itself: the encoder's from its one run, the decoder's recorded per step and row
   // and read back along the chosen hypothesis (models/seq2seq.h). Only when that recording would exceed
   // kMaxRecordedFloats (many beams over a long source and limit) are they recomputed by teacher forcing instead.
-  const bool want_maps = params.output_attentions;
+  // Number copying needs the alignment, hence the maps, whenever the source has a digit.
+  const bool copy_numbers = params.copy_numbers && text.find_first_of("0123456789") != std::string::npos;
+  const bool want_maps = params.output_attentions || copy_numbers;
   AttentionTrace trace(want_maps);
   auto step = impl_->model->start(ids, want_maps ? &trace : nullptr);
   const std::size_t rows = static_cast<std::size_t>(std::max(1, sp.num_beams));
@@ -334,6 +336,18 @@ TranslationResult Translator::translate(const std::string& text, const Translati
     out.qk = vectors.take();
   }
   attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
+  if (copy_numbers && !out.alignment_map.empty()) {
+    out.number_copies = analysis::plan_number_copies(text, out.source_words, out.text, out.target_words,
+                                                     out.alignment_map);
+    analysis::apply_number_copies(out.number_copies, out.text, out.target_words);
+  }
+  if (!params.output_attentions) {  // computed only for the number copy
+    out.attentions.clear();
+    out.alignment.clear();
+    out.alignment_map.clear();
+    out.alignment_method.clear();
+    out.word_attentions.clear();
+  }
   return out;
 }
 

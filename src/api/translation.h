@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/number_copy.h"
 #include "analysis/word_alignment.h"
 #include "common.h"
 #include "text/word_spans.h"
@@ -53,6 +54,12 @@ struct TranslationParams {
   // tokens after the search (one more decoder run, only when asked). Transformer translators only; an error for
   // the RNN translators (additive/bilinear attention has no query·key product to show).
   bool output_qk = false;
+  // Numbers copied by alignment (analysis/number_copy.h): a number the model wrote that differs from the source
+  // number its word alignment links it to is replaced by that number in English notation ("2,50" → "2.50",
+  // "250.000" → "250,000"); `number_copies` lists every replacement. The maps, tokens and ids stay the model's own;
+  // `text` and `target_words` show the copy. Needs the alignment: with output_attentions false the maps are still
+  // computed for a source with digits, then dropped. false: the model's text as it wrote it.
+  bool copy_numbers = true;
 };
 
 struct TranslationResult {
@@ -80,6 +87,9 @@ struct TranslationResult {
   // and "<kind>.key" [columns, d_head]: row i of that map is softmax_j(query[i]·key[j] / √d_head), j ≤ i for
   // decoder_self. Empty otherwise, and for an empty translation.
   std::vector<AttentionMap> qk;
+  // With copy_numbers: the numbers replaced in `text` (source number index into the numbers of the source text,
+  // target word, what the model wrote, what replaced it, the alignment weight of the match).
+  std::vector<analysis::NumberCopy> number_copies;
   // align() only: log-probability of each target piece (</s> last) under the model.
   std::vector<float> token_logprobs;
   bool truncated = false;           // the source was cut to max_source_tokens()

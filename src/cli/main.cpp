@@ -50,7 +50,7 @@ usage:
       Load and validate a model bundle (config.json, weights.safetensors: offsets, sizes, dtypes, finite
       weights, known architecture) and list its tensors.
   attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--max-new-tokens N]
-                        [--json [--attentions] [--word-maps] [--qk]]
+                        [--json [--attentions] [--word-maps] [--qk]] [--no-copy-numbers]
       Translate stdin lines with a translation bundle (e.g. models/de-en-transformer), one output line per input
       line. Defaults come from the bundle's config (decoding): beams 1 = greedy. --json prints one JSON object
       per line {text, source_tokens, target_tokens, source_ids, target_ids, truncated, score}; --attentions adds
@@ -60,6 +60,9 @@ usage:
       "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words); --qk
       adds "qk": the query and key vectors behind every map ("<kind>.query" [rows, d_head], "<kind>.key"
       [columns, d_head] per layer and head; Transformer translators only), for the neuron view.
+      Numbers are copied by alignment (a number the model wrote differently from the source number it is
+      aligned with is replaced by that number in English notation, "2,50" → "2.50"; JSON lists them in
+      "number_copies"); --no-copy-numbers prints the model's own text.
   attnlens-cli align --model DIR [--method head|layer-mean] [--extraction argmax|gdfa] [--layer L] [--head H]
                     [--json [--attentions] [--word-maps] [--qk]]
       Forced decoding: each stdin line is "German<TAB>English"; the model is run over the given English
@@ -381,6 +384,13 @@ nlohmann::json translation_json(const attnlens::api::TranslationResult& r, bool 
   if (attentions) j["attentions"] = maps_json(r.attentions);
   if (!r.word_attentions.empty()) j["word_attentions"] = maps_json(r.word_attentions);
   if (!r.qk.empty()) j["qk"] = maps_json(r.qk);
+  if (!r.number_copies.empty()) {
+    nlohmann::json copies = nlohmann::json::array();
+    for (const auto& c : r.number_copies)
+      copies.push_back({{"source_number", c.source_number}, {"target_word", c.target_word}, {"model", c.model_text},
+                        {"text", c.text}, {"weight", c.weight}});
+    j["number_copies"] = std::move(copies);
+  }
   return j;
 }
 
@@ -444,7 +454,7 @@ int align(int argc, char** argv) {
 int translate(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 2, {"--model", "--beams", "--alpha", "--coverage-beta", "--max-new-tokens",
                                                "--method", "--extraction", "--layer", "--head"},
-                               {"--json", "--attentions", "--word-maps", "--qk"}, "translate");
+                               {"--json", "--attentions", "--word-maps", "--qk", "--no-copy-numbers"}, "translate");
   if (!args.positional.empty())
     throw UsageError("translate: unexpected argument '" + args.positional[0] + "' (input is read from stdin)");
   const std::string* model = find_option(args, "--model");
@@ -463,6 +473,7 @@ int translate(int argc, char** argv) {
     throw UsageError("translate: --attentions/--word-maps/--qk need --json");
   // Maps are computed for the alignment too whenever JSON is asked for; plain text output needs none.
   params.output_attentions = json;
+  params.copy_numbers = find_option(args, "--no-copy-numbers") == nullptr;
   const auto translator = attnlens::api::Translator::load(*model);
 
   std::string line;

@@ -222,9 +222,26 @@ test('ALL CAPS and lower-case sentences translate as their re-cased form does (r
   await assert.rejects(translate('x', { restore_case: 'yes' }), TypeError);
 });
 
-test('names and numbers pass through: "Tom kauft 3 Äpfel für 2,50 Euro."', async () => {
+test('names and numbers pass through: "Tom kauft 3 Äpfel für 2,50 Euro." (numbers copied by alignment)', async () => {
   const out = await translate('Tom kauft 3 Äpfel für 2,50 Euro.');
-  // The translation text contains them (de-en-general, beam 4: "Tom is buying 3 apples for 250." — the decimal
-  // comma is lost, which this substring check does not catch; the model card gives the pass-through rates).
-  for (const kept of ['Tom', '3', '2']) assert.ok(out.text.includes(kept), `${kept} in "${out.text}"`);
+  // The model alone writes "250" for "2,50" (copy_numbers: false); the alignment head links it to "2,50", so the
+  // copy puts the source number back in English notation.
+  for (const kept of ['Tom', '3', '2.50']) assert.ok(out.text.includes(kept), `${kept} in "${out.text}"`);
+  assert.ok(out.number_copies.some((c) => c.text === '2.50'), JSON.stringify(out.number_copies));
+  for (const c of out.number_copies) assert.equal(out.target_words[c.target_word].text, c.text);
+  for (const w of out.target_words) assert.equal(out.text.slice(w.start, w.end), w.text, 'word offsets follow the copy');
+  const raw = await translate('Tom kauft 3 Äpfel für 2,50 Euro.', { copy_numbers: false });
+  assert.equal(raw.number_copies, undefined);
+  assert.deepEqual([...raw.target_ids], [...out.target_ids], 'the same search; only the text differs');
+  for (const c of out.number_copies) assert.ok(raw.text.includes(c.model), `the model wrote ${c.model}: ${raw.text}`);
+  // Without maps the copy still happens (the engine computes the alignment for it and drops it).
+  const noMaps = await translate('Es sind 37,5 Grad.', { output_attentions: false });
+  assert.match(noMaps.text, /37\.5/);
+  assert.deepEqual(noMaps.attentions, []);
+  // Several sentences: copies re-indexed into the whole input's words.
+  const two = await translate('Ich bin müde. Tom kauft 3 Äpfel für 2,50 Euro.');
+  assert.equal(two.sentences.length, 2);
+  for (const c of two.number_copies ?? []) assert.equal(two.target_words[c.target_word].text, c.text);
+  assert.match(two.text, /2\.50/);
+  await assert.rejects(translate('x', { copy_numbers: 1 }), TypeError);
 });

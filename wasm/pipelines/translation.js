@@ -20,6 +20,9 @@
 //   alignment_extraction 'argmax' (one link per target word) | 'gdfa' (grow-diag-final-and of both directions)
 //   alignment_layer, alignment_head   which decoder layer / head (default: the bundle's)
 //   word_maps          true: also `word_attentions`, every map merged to words (default false)
+//   copy_numbers       true (default): numbers the model wrote differently from the source number its alignment
+//                      links them to are replaced by that number in English notation ("2,50" → "2.50"), listed in
+//                      `number_copies` (api/translation.h); false: the model's own text
 //   output_qk          true: also `qk`, the query/key vectors behind every map (neuron view; Transformer only;
 //                      with several sentences in each of `sentences` only)
 // Words and alignment (every result): source_words / target_words [{ text, start, end }] — the pieces merged into
@@ -64,9 +67,10 @@
 //     "ich habe morgen keine zeit" → "Ich habe morgen keine Zeit", "WIE GEHT ES DIR?" → "Wie geht es dir?"); the
 //     result's source_text then holds the text the engine saw (indices unchanged), and source_tokens/words show
 //     it. Mixed-case input is passed as typed. restore_case: false turns this off. Punctuation is passed as typed.
-//   - Names and numbers are pieces like any other, with no copy mechanism; de-en-general was trained with numbers
-//     swapped at random (augment.py) and copies digits, but not a German decimal comma — "Tom kauft 3 Äpfel für
-//     2,50 Euro." → "Tom is buying 3 apples for 250." (beam 4); its model card gives the pass-through rates.
+//   - Names are pieces like any other. Numbers: de-en-general was trained with numbers swapped at random
+//     (augment.py), yet writes some wrongly ("2,50 Euro" → "250", "1985" → "1958"); copy_numbers (default) puts the
+//     aligned source number back in English notation: "Tom kauft 3 Äpfel für 2,50 Euro." → "Tom is buying 3 apples
+//     for 2.50." A number the model dropped stays dropped.
 // Errors: a non-string input is a TypeError; an option of the wrong type a TypeError; a number option that is NaN,
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
@@ -76,7 +80,7 @@ import {
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'restore_case'];
+  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'restore_case'];
 
 function checkOptions(options, where) {
   if (options === undefined || options === null) return {};
@@ -96,6 +100,7 @@ function checkOptions(options, where) {
   checkBool(o.output_attentions, 'output_attentions');
   checkBool(o.word_maps, 'word_maps');
   checkBool(o.output_qk, 'output_qk');
+  checkBool(o.copy_numbers, 'copy_numbers');
   checkBool(o.restore_case, 'restore_case');
   const oneOf = (name, values) => {
     if (o[name] !== undefined && !values.includes(o[name])) {
@@ -209,6 +214,14 @@ function combine(sentences, dropped) {
     tgtChar += s.text.length + 1;
   }
   out.attentions = combineMaps(sentences.map((s) => s.attentions));
+  // Number copies: target words re-indexed into the whole input (source_number stays per sentence).
+  let words = 0;
+  const copies = [];
+  for (const s of sentences) {
+    for (const c of s.number_copies ?? []) copies.push({ ...c, target_word: c.target_word + words, sentence: sentences.indexOf(s) });
+    words += s.target_words.length;
+  }
+  if (copies.length > 0) out.number_copies = copies;
   out.alignment_method = sentences[0].alignment_method;
   out.alignment_map = blockDiagonal(sentences.map((s) => s.alignment_map));
   out.truncated = dropped || sentences.some((s) => s.truncated);
@@ -277,7 +290,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
   };
 
   const engineTranslate = (text, o) => engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
-    o.coverage_beta ?? NaN, o.output_attentions ?? true, ...alignmentArgs(o));
+    o.coverage_beta ?? NaN, o.output_attentions ?? true, o.copy_numbers ?? true, ...alignmentArgs(o));
 
   // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
   // indices come back as indices of the caller's input.
@@ -344,6 +357,10 @@ export async function createTranslationPipeline(bundle, options = {}) {
     if (r.wordAttentions.length > 0) out.word_attentions = r.wordAttentions;
     if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
     if (r.qk.length > 0) out.qk = r.qk;
+    if (r.numberCopies?.length > 0) {
+      out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
+        model: c.model, text: c.text, weight: c.weight }));
+    }
     return out;
   };
 

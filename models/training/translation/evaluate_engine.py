@@ -38,8 +38,10 @@ def find_engine_cli(explicit=None):
                      "cmake --build build -j2 --target attnlens-cli`, or pass --cli PATH / set ATTNLENS_CLI")
 
 
-def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None):
+def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None, copy_numbers=True):
     cmd = [cli, "translate", "--model", bundle, "--beams", str(beam)]
+    if not copy_numbers:
+        cmd += ["--no-copy-numbers"]
     if alpha is not None:
         cmd += ["--alpha", str(alpha)]
     if max_new_tokens is not None:
@@ -117,6 +119,8 @@ def main():
     p.add_argument("--json-out", help="append each result as one JSON line here")
     p.add_argument("--no-final-punct", action="store_true",
                    help="also translate the sources without their final punctuation; score both without it")
+    p.add_argument("--no-copy-numbers", action="store_true",
+                   help="the model's own text: without the engine's number copy by alignment (its default)")
     args = p.parse_args()
     cli = find_engine_cli(args.cli)
     if args.split == "tatoeba_dev":
@@ -138,7 +142,8 @@ def main():
         refs = [strip_final_punct(r) for r in refs]
         inputs.append(("no-final-punct", [strip_final_punct(s) for s in src]))
     for k, (beam, (variant, lines)) in enumerate((b, v) for b in args.beam for v in inputs):
-        hyps, seconds = translate(cli, args.bundle, lines, beam, args.alpha, args.max_new_tokens)
+        hyps, seconds = translate(cli, args.bundle, lines, beam, args.alpha, args.max_new_tokens,
+                                  copy_numbers=not args.no_copy_numbers)
         if args.no_final_punct:
             hyps = [strip_final_punct(h) for h in hyps]
         res = {"model": os.path.relpath(os.path.abspath(args.bundle), REPO), "split": args.split,
@@ -147,6 +152,7 @@ def main():
                "bleu_cased_detok": round(corpus_bleu(hyps, refs, lowercase=False), 2),
                "decode_seconds": round(seconds, 1), "sentences_per_second": round(len(hyps) / seconds, 1),
                "limited": bool(args.limit), "engine": "attnlens-cli (native)",
+               "copy_numbers": not args.no_copy_numbers,
                "passthrough": passthrough(lines, refs, hyps)}
         if args.no_final_punct:
             res["input"] = variant
