@@ -72,16 +72,32 @@ function isMissing(err) {
   return /HTTP 404|not found|Failed to fetch dynamically imported module|Cannot find module|error loading dynamically imported module|Importing a module script failed/i.test(m);
 }
 
-// Results are plain objects with Float32Arrays; copy to be safe against getters or methods in them.
-function plain(value) {
+// Results are plain objects with typed arrays (the maps). Methods and getters are dropped; each typed array that
+// owns its whole buffer (what the engine returns: one copy per map) is moved to the page, not cloned: its buffer
+// goes in the transfer list, so the maps cross the thread boundary without a copy. A view into a larger buffer
+// (never the WASM heap itself) is copied first, as is a buffer seen twice.
+function plain(value, transfer = null) {
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
-  if (ArrayBuffer.isView(value)) return value.slice();
-  if (Array.isArray(value)) return value.map(plain);
+  if (ArrayBuffer.isView(value)) {
+    const own = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength &&
+      value.buffer instanceof ArrayBuffer && !transfer?.has(value.buffer);
+    const v = own && transfer ? value : value.slice();
+    transfer?.add(v.buffer);
+    return v;
+  }
+  if (Array.isArray(value)) return value.map((x) => plain(x, transfer));
   const out = {};
   for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== 'function') out[k] = plain(v);
+    if (typeof v !== 'function') out[k] = plain(v, transfer);
   }
   return out;
+}
+
+/** Posts a result, moving its typed arrays' buffers (plain()). */
+function postResult(id, value) {
+  const transfer = new Set();
+  const output = plain(value.output, transfer);
+  self.postMessage({ id, type: 'result', value: { ...value, output } }, [...transfer]);
 }
 
 self.onmessage = async ({ data }) => {
@@ -109,14 +125,14 @@ self.onmessage = async ({ data }) => {
       const t0 = performance.now();
       const out = await p(data.input, data.options ?? {});
       const ms = performance.now() - t0;
-      self.postMessage({ id, type: 'result', value: { output: plain(out), ms } });
+      postResult(id, { output: out, ms });
     } else if (type === 'align') {
       const p = await getPipe(data.task, data.model, id);
       if (typeof p.align !== 'function') throw new Error(`the ${data.task} pipeline of ${data.model} has no align()`);
       const t0 = performance.now();
       const out = await p.align(data.source, data.target, data.options ?? {});
       const ms = performance.now() - t0;
-      self.postMessage({ id, type: 'result', value: { output: plain(out), ms } });
+      postResult(id, { output: out, ms });
     } else {
       throw new Error(`unknown message type ${type}`);
     }
