@@ -17,6 +17,11 @@ class Error : public std::runtime_error {
 };
 
 // Throws Error(message) when `ok` is false. For argument and data validation, not for internal invariants.
+// A literal message costs nothing when `ok` holds (the const char* overload builds no std::string); a message
+// built with + is built on every call, so hot paths (kernels, decoder steps) write `if (!ok) throw Error(...)`.
+inline void require(bool ok, const char* message) {
+  if (!ok) throw Error(message);
+}
 inline void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
 }

@@ -12,20 +12,20 @@
 namespace attnlens::attention::detail {
 
 // A pointer may be null only when it would address zero elements.
+// (These checks run on every op call: their messages are built only on failure, never on the happy path.)
 inline void require_data(const void* p, std::size_t count, const char* op, const char* what) {
-  require(p != nullptr || count == 0,
-          std::string(op) + ": '" + what + "' is null but " + std::to_string(count) + " values are needed");
+  if (p == nullptr && count != 0)
+    throw Error(std::string(op) + ": '" + what + "' is null but " + std::to_string(count) + " values are needed");
 }
 
 inline void require_positive(std::size_t n, const char* op, const char* what) {
-  require(n > 0, std::string(op) + ": '" + what + "' must be at least 1 (got 0)");
+  if (n == 0) throw Error(std::string(op) + ": '" + what + "' must be at least 1 (got 0)");
 }
 
 // a·b with an overflow check, for sizes computed from user-supplied dimensions.
 inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* op) {
-  require(
-      a == 0 || b <= static_cast<std::size_t>(-1) / a,
-      std::string(op) + ": tensor size overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
+  if (a != 0 && b > static_cast<std::size_t>(-1) / a)
+    throw Error(std::string(op) + ": tensor size overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
   return a * b;
 }
 

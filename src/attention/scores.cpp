@@ -44,7 +44,7 @@ void score_general(const float* queries, std::size_t n_q, std::size_t d_q, const
 }
 
 static void check_additive(const AdditiveScoreWeights& w, const char* op) {
-  require(w.d_att > 0, std::string(op) + ": d_att must be at least 1");
+  if (w.d_att == 0) throw Error(std::string(op) + ": d_att must be at least 1");
   require_data(w.w, checked_mul(w.d_att, w.d_q, op), op, "w (W, [d_att x d_q])");
   require_data(w.u, checked_mul(w.d_att, w.d_k, op), op, "u (U, [d_att x d_k])");
   require_data(w.v, w.d_att, op, "v ([d_att])");

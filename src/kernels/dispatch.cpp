@@ -94,8 +94,9 @@ void run_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::
 }
 
 void check_leading_dim(const char* kernel, const char* name, std::size_t ld, std::size_t cols) {
-  require(ld >= cols, std::string(kernel) + ": leading dimension " + name + "=" + std::to_string(ld) +
-                          " is smaller than the row length " + std::to_string(cols));
+  if (ld < cols)  // (the message is built only on failure: this runs on every kernel call)
+    throw Error(std::string(kernel) + ": leading dimension " + name + "=" + std::to_string(ld) +
+                " is smaller than the row length " + std::to_string(cols));
 }
 
 }  // namespace

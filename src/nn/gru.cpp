@@ -11,14 +11,14 @@ namespace attnlens::nn {
 
 namespace {
 
+// Runs on every step: the message is built only on failure.
 void check_cell(const GruCellWeights& w, bool needs_ih, const char* op) {
-  const std::string where = std::string("gru: ") + op;
-  require(w.hidden_size > 0, where + ": hidden size must be positive");
-  require(w.weight_hh != nullptr, where + ": weight_hh is missing");
-  if (needs_ih) {
-    require(w.input_size > 0, where + ": input size must be positive");
-    require(w.weight_ih != nullptr, where + ": weight_ih is missing");
-  }
+  const char* what = w.hidden_size == 0                 ? "hidden size must be positive"
+                     : w.weight_hh == nullptr           ? "weight_hh is missing"
+                     : needs_ih && w.input_size == 0    ? "input size must be positive"
+                     : needs_ih && w.weight_ih == nullptr ? "weight_ih is missing"
+                                                        : nullptr;
+  if (what != nullptr) throw Error(std::string("gru: ") + op + ": " + what);
 }
 
 // gi [3H] = W_ih x + b_ih; gh (scratch) [3H] = W_hh h + b_hh; then PyTorch's gate arithmetic.
@@ -50,7 +50,8 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
   check_cell(w, true, "gru_cell_step");
   require(x != nullptr && h != nullptr && scratch != nullptr, "gru: gru_cell_step: x, h and scratch must not be null");
   const std::size_t g3 = 3 * w.hidden_size;
-  std::vector<float> gi(g3);
+  thread_local std::vector<float> gi;  // reused: a decoder step allocates nothing once warm
+  gi.resize(g3);
   kernels::gemv_nt(g3, w.input_size, x, w.weight_ih, w.input_size, gi.data());
   if (w.bias_ih != nullptr) kernels::add(w.bias_ih, gi.data(), g3);
   update(w, gi.data(), h, scratch);
@@ -79,7 +80,8 @@ Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction>
 }
 
 GruCellWeights Gru::cell(std::size_t direction) const {
-  require(direction < dirs_.size(), "gru: direction " + std::to_string(direction) + " does not exist");
+  if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
+    throw Error("gru: direction " + std::to_string(direction) + " does not exist");
   const Direction& d = dirs_[direction];
   return GruCellWeights{input_size_, hidden_size_, d.weight_ih.data(), d.weight_hh.data(),
                         d.bias_ih.empty() ? nullptr : d.bias_ih.data(), d.bias_hh.empty() ? nullptr : d.bias_hh.data()};

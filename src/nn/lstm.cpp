@@ -11,14 +11,14 @@ namespace attnlens::nn {
 
 namespace {
 
+// Runs on every step: the message is built only on failure.
 void check_cell(const LstmCellWeights& w, bool needs_ih, const char* op) {
-  const std::string where = std::string("lstm: ") + op;
-  require(w.hidden_size > 0, where + ": hidden size must be positive");
-  require(w.weight_hh != nullptr, where + ": weight_hh is missing");
-  if (needs_ih) {
-    require(w.input_size > 0, where + ": input size must be positive");
-    require(w.weight_ih != nullptr, where + ": weight_ih is missing");
-  }
+  const char* what = w.hidden_size == 0                 ? "hidden size must be positive"
+                     : w.weight_hh == nullptr           ? "weight_hh is missing"
+                     : needs_ih && w.input_size == 0    ? "input size must be positive"
+                     : needs_ih && w.weight_ih == nullptr ? "weight_ih is missing"
+                                                        : nullptr;
+  if (what != nullptr) throw Error(std::string("lstm: ") + op + ": " + what);
 }
 
 // gates [4H] hold the pre-activations z = [i | f | g | o]; updates c and h in place (PyTorch's cell).
@@ -91,7 +91,8 @@ Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Directio
 }
 
 LstmCellWeights Lstm::cell(std::size_t direction) const {
-  require(direction < dirs_.size(), "lstm: direction " + std::to_string(direction) + " does not exist");
+  if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
+    throw Error("lstm: direction " + std::to_string(direction) + " does not exist");
   const Dir& d = dirs_[direction];
   return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data()};
 }
