@@ -197,13 +197,15 @@ def main():
         dev_sets = [(n, (e[0][:40], e[1][:40]), r[:40]) for n, e, r in dev_sets]
     set_seed(args.seed)
     model = build_model(args.model, vocab, model_args(args))
-    if args.init_from and not args.resume:
+    last_path = os.path.join(run_dir, "last.pt")
+    # A warm start unless a checkpoint of this run is resumed (--resume without a checkpoint yet starts the run,
+    # from --init-from like any first start).
+    if args.init_from and not (args.resume and os.path.isfile(last_path)):
         init_from_bundle(model, args.init_from, prefix, cli)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "lr_scale": 1.0, "best_bleu": -1.0,
              "train_seconds": 0.0, "bad_epochs": 0}
-    last_path = os.path.join(run_dir, "last.pt")
     if args.resume and os.path.isfile(last_path):
         ck = torch.load(last_path)
         model.load_state_dict(ck["model"])
