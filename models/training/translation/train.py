@@ -66,7 +66,7 @@ def parse_args(argv=None):
     p.add_argument("--swap-numbers", type=float, default=0.0,
                    help="probability that a pair with the same number on both sides gets a random other number in "
                         "its place on both sides (augment.py)")
-    p.add_argument("--stop-at", help="also stop cleanly at this UTC wall-clock time, HH:MM (today)")
+    p.add_argument("--stop-at", help="also stop cleanly at this UTC wall-clock time, HH:MM (the next one to come)")
     p.add_argument("--val-bleu-from", type=int, default=1, help="first epoch whose val greedy BLEU is computed")
     p.add_argument("--lr-scale", type=float, help="on --resume: set the plateau step-size factor (e.g. 1.0)")
     p.add_argument("--smoke", action="store_true", help="code check only: 3 batches per epoch, 40 val sentences")
@@ -236,6 +236,8 @@ def main():
         now = datetime.datetime.utcnow()
         hh, mm = (int(x) for x in args.stop_at.split(":"))
         stop_time = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+        if stop_time <= now:  # a time before now means tomorrow (a run started before midnight)
+            stop_time += datetime.timedelta(days=1)
         budget = min(budget, (stop_time - now).total_seconds())
         print(f"time budget: {budget / 60:.1f} min", flush=True)
     train_src, train_tgt = enc["train"]
