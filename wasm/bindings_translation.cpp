@@ -1,6 +1,7 @@
 // Embind bindings of api::Translator (src/api/translation.h); wasm/pipelines/translation.js wraps them as the
 // 'translation' pipeline. Thin on purpose: bytes in, plain objects out (every array copied out of the heap), every
 // C++ exception turned into a JS Error by guarded().
+#include <algorithm>
 #include <cmath>
 
 #include "bindings_common.h"
@@ -62,9 +63,17 @@ val words_to_js(const std::vector<attnlens::text::WordSpan>& words) {
 }
 
 // Alignment options of TranslationParams from the JS side ("" / -1 = the bundle's default), word maps, q/k vectors.
+// kinds: the map kinds to return, comma-separated ("" = all); head_mean: each layer's head mean instead of its heads.
 api::TranslationParams alignment_params(const std::string& method, const std::string& extraction, int layer,
-                                        int head, bool word_maps, bool output_qk) {
+                                        int head, bool word_maps, bool output_qk, const std::string& kinds,
+                                        bool head_mean) {
   api::TranslationParams p;
+  for (std::size_t at = 0; at < kinds.size();) {
+    const std::size_t comma = std::min(kinds.find(',', at), kinds.size());
+    p.attention_selection.kinds.push_back(kinds.substr(at, comma - at));
+    at = comma + 1;
+  }
+  p.attention_selection.head_mean = head_mean;
   p.alignment_method = method;
   p.alignment_extraction = extraction;
   p.alignment_layer = layer;
@@ -81,9 +90,10 @@ class TranslatorBinding {
   // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
   val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
                 bool output_attentions, bool copy_numbers, const std::string& method, const std::string& extraction, int layer,
-                int head, bool word_maps, bool output_qk) const {
+                int head, bool word_maps, bool output_qk, const std::string& kinds, bool head_mean) const {
     return guarded([&] {
-      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk);
+      api::TranslationParams p =
+          alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
       p.num_beams = num_beams;
       p.max_new_tokens = max_new_tokens;
       if (!std::isnan(alpha)) p.alpha = alpha;
@@ -95,9 +105,11 @@ class TranslatorBinding {
   }
 
   val align(const std::string& source, const std::string& target, bool output_attentions, const std::string& method,
-            const std::string& extraction, int layer, int head, bool word_maps, bool output_qk) const {
+            const std::string& extraction, int layer, int head, bool word_maps, bool output_qk,
+            const std::string& kinds, bool head_mean) const {
     return guarded([&] {
-      api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk);
+      api::TranslationParams p =
+          alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
       p.output_attentions = output_attentions;
       return result_to_js(tr_->align(source, target, p));
     });

@@ -411,8 +411,10 @@ export interface TranslationRunOptions {
   num_beams?: number;
   /** Default: 2·|source ids| + 10, within the model's positions. */
   max_new_tokens?: number;
-  /** Default true. */
-  output_attentions?: boolean;
+  /** Default true: every map; false: none (faster); a list of kinds: only those. */
+  output_attentions?: boolean | Array<'encoder_self' | 'decoder_self' | 'cross'>;
+  /** Each layer's mean over its heads (head −1), computed in the engine, instead of every head. Default false. */
+  head_mean?: boolean;
   /** GNMT length penalty exponent of beam search (default: the bundle's, 0.6). */
   alpha?: number;
   /** GNMT coverage penalty weight (default: the bundle's, 0 = off). */

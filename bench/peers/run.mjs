@@ -239,7 +239,7 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     for (const x of w.inputs) await w.attnlens(x);
     const pipelineMs = cpu() - t0;
     t0 = cpu();
-    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, false, '', '', -1, -1, false, false);
+    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, false, '', '', -1, -1, false, false, '', false);
     const engineMs = cpu() - t0;
     Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
     t0 = cpu();

@@ -348,6 +348,8 @@ TranslationResult Translator::translate(const std::string& text, const Translati
     out.alignment_method.clear();
     out.word_attentions.clear();
   }
+  out.attentions = select_maps(std::move(out.attentions), params.attention_selection);
+  out.word_attentions = select_maps(std::move(out.word_attentions), params.attention_selection);
   return out;
 }
 
@@ -403,6 +405,8 @@ TranslationResult Translator::align(const std::string& source, const std::string
     out.qk = vectors.take();
   }
   attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
+  out.attentions = select_maps(std::move(out.attentions), params.attention_selection);
+  out.word_attentions = select_maps(std::move(out.word_attentions), params.attention_selection);
   return out;
 }
 

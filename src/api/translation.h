@@ -39,6 +39,10 @@ struct TranslationParams {
   std::optional<double> alpha;           // GNMT length penalty exponent; default: the bundle's decoding.alpha
   std::optional<double> coverage_beta;   // GNMT coverage penalty weight; default: the bundle's (0 = off)
   bool output_attentions = true;         // false: `attentions` stays empty (faster), and so do the alignments
+  // Which maps come back (trace/trace.h): kinds by name ("encoder_self", "decoder_self", "cross"; empty: all) and,
+  // with head_mean, the mean of each layer's heads (head −1) instead of every head. The alignment and the number
+  // copy still use the full maps; `attentions` and `word_attentions` hold the selection. An unknown kind is an error.
+  MapSelection attention_selection;
   // Word alignment (analysis/word_alignment.h), computed whenever maps are: which attention gives the links —
   //   "head":       one cross-attention head (default layer/head: the bundle's trained "alignment_head");
   //   "layer-mean": the mean of one decoder layer's cross heads (default layer: the bundle's, else the last but one);

@@ -17,6 +17,19 @@ struct AttentionMap {
   std::vector<float> data;        // product of dims elements
 };
 
+// Which maps a caller asked for: kinds by name (empty: every kind) and, with head_mean, one map per kind, layer and
+// step — the mean over its heads, head −1 — instead of one per head (computed here, so only the mean crosses to JS).
+struct MapSelection {
+  std::vector<std::string> kinds;
+  bool head_mean = false;
+  bool all() const { return kinds.empty() && !head_mean; }
+};
+
+// The maps of the selected kinds, in their order; with head_mean each (name, layer, step) group of heads becomes its
+// mean, at the place of its first head. A kind that none of `maps` has is an Error naming the kinds there are
+// (nothing is checked when `maps` is empty: an empty input has no maps).
+std::vector<AttentionMap> select_maps(std::vector<AttentionMap> maps, const MapSelection& selection);
+
 class AttentionTrace {
  public:
   // When disabled, record() is a no-op: models may skip tracing for speed only when the caller asked them to.

@@ -622,3 +622,34 @@ TEST_CASE("translation: output_qk returns the query/key vectors behind every map
   CHECK_THROWS_WITH_AS(rnn->translate(source, p), doctest::Contains("output_qk"), attnlens::Error);
   CHECK_THROWS_WITH_AS(rnn->align(source, "A man.", p), doctest::Contains("output_qk"), attnlens::Error);
 }
+
+TEST_CASE("translation: attention_selection returns only the asked kinds, or each layer's head mean") {
+  const auto tr = attnlens::api::Translator::load(source_path("models/de-en-transformer"));
+  const std::string source = "Ein Mann fährt mit dem Fahrrad über eine Brücke.";
+  attnlens::api::TranslationParams p;
+  p.word_maps = true;
+  const auto all = tr->translate(source, p);
+  p.attention_selection = {{"cross"}, true};
+  const auto sel = tr->translate(source, p);
+  CHECK(sel.text == all.text);
+  CHECK(sel.alignment == all.alignment);  // the links still come from the full maps
+  std::vector<const attnlens::AttentionMap*> full;
+  for (const auto& m : all.attentions)
+    if (m.name == "cross") full.push_back(&m);
+  REQUIRE(!full.empty());
+  const int heads = static_cast<int>(std::count_if(full.begin(), full.end(), [](auto* m) { return m->layer == 0; }));
+  REQUIRE(sel.attentions.size() * static_cast<std::size_t>(heads) == full.size());
+  for (const auto& m : sel.attentions) {
+    CHECK(m.name == "cross");
+    CHECK(m.head == -1);
+    for (std::size_t k = 0; k < m.data.size(); ++k) {
+      double sum = 0;
+      for (auto* f : full)
+        if (f->layer == m.layer) sum += f->data[k];
+      CHECK(m.data[k] == doctest::Approx(sum / heads).epsilon(1e-6));
+    }
+  }
+  CHECK(sel.word_attentions.size() == sel.attentions.size());
+  p.attention_selection = {{"encoder"}, false};
+  CHECK_THROWS_WITH_AS(tr->translate(source, p), doctest::Contains("no 'encoder' maps"), attnlens::Error);
+}

@@ -83,4 +83,30 @@ TEST_SUITE("trace") {
     CHECK(trace.size() == 0);
     CHECK(trace.maps().empty());
   }
+
+  TEST_CASE("select_maps: kinds by name, the mean of each layer's heads, clear errors") {
+    std::vector<AttentionMap> maps;
+    for (int layer = 0; layer < 2; ++layer)
+      for (int head = 0; head < 3; ++head) {
+        maps.push_back({"cross", layer, head, -1, {1, 2}, {float(head), float(layer)}});
+        maps.push_back({"decoder_self", layer, head, -1, {1, 1}, {1.0f}});
+      }
+    maps.push_back({"visual", -1, -1, 0, {1, 1}, {1.0f}});  // no heads: kept as it is under head_mean
+    CHECK(attnlens::select_maps(maps, {}).size() == maps.size());
+    const auto cross = attnlens::select_maps(maps, {{"cross"}, false});
+    REQUIRE(cross.size() == 6);
+    for (const auto& m : cross) CHECK(m.name == "cross");
+    const auto mean = attnlens::select_maps(maps, {{"cross", "visual"}, true});
+    REQUIRE(mean.size() == 3);
+    CHECK(mean[0].layer == 0);
+    CHECK(mean[0].head == -1);
+    CHECK(mean[0].data == std::vector<float>{1.0f, 0.0f});  // mean of heads 0, 1, 2; layer 0
+    CHECK(mean[1].data == std::vector<float>{1.0f, 1.0f});
+    CHECK(mean[2].name == "visual");
+    CHECK(attnlens::select_maps(maps, {{}, true}).size() == 5);  // every kind, one map per layer
+    CHECK_THROWS_WITH_AS(attnlens::select_maps(maps, {{"encoder_self"}, false}),
+                         doctest::Contains("no 'encoder_self' maps (it has 'cross', 'decoder_self', 'visual')"),
+                         attnlens::Error);
+    CHECK(attnlens::select_maps({}, {{"anything"}, true}).empty());
+  }
 }

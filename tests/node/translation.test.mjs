@@ -175,3 +175,26 @@ test('the shipped RNN models, by name, translate real sentences as PyTorch does 
     }
   }
 });
+
+test('output_attentions as a list of kinds, and head_mean: the engine returns only those maps, or each layer\'s mean', async () => {
+  const src = 'Zwei junge Männer spielen Fußball im Park.';
+  const all = await translate(src);
+  const cross = await translate(src, { output_attentions: ['cross'] });
+  assert.equal(cross.text, all.text);
+  assert.deepEqual(cross.alignment, all.alignment, 'the links still come from the full maps');
+  assert.deepEqual(cross.attentions.map((m) => m.name), all.attentions.filter((m) => m.name === 'cross').map((m) => m.name));
+  const mean = await translate(src, { output_attentions: ['cross', 'encoder_self'], head_mean: true });
+  const layers = new Set(all.attentions.filter((m) => m.name === 'cross').map((m) => m.layer)).size;
+  assert.equal(mean.attentions.length, 2 * layers);
+  for (const m of mean.attentions) {
+    assert.equal(m.head, -1);
+    const heads = all.attentions.filter((x) => x.name === m.name && x.layer === m.layer);
+    for (let k = 0; k < m.data.length; k += 7) {
+      const want = heads.reduce((a, h) => a + h.data[k], 0) / heads.length;
+      assert.ok(Math.abs(m.data[k] - want) < 1e-6, `${m.name} L${m.layer} [${k}]`);
+    }
+  }
+  await assert.rejects(translate(src, { output_attentions: ['encoder'] }), TypeError);
+  await assert.rejects(translate(src, { output_attentions: [] }), TypeError);
+  await assert.rejects(translate(src, { head_mean: 'yes' }), TypeError);
+});

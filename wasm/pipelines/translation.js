@@ -12,7 +12,10 @@
 // Options (at creation they become this pipeline's defaults; per call they override them):
 //   num_beams          1 = greedy, up to 64 (default: the bundle's decoding.num_beams, 4 for the shipped models)
 //   max_new_tokens     at most this many target tokens (default: 2·|source ids| + 10, within the model's positions)
-//   output_attentions  true (default): every map; false: attentions = [] (faster)
+//   output_attentions  true (default): every map; false: attentions = [] (faster); a list of kinds
+//                      (['cross'], ['encoder_self', 'decoder_self'], …): only those maps
+//   head_mean          true: each layer's mean over its heads (head −1), computed in the engine, instead of every
+//                      head (default false)
 //   alpha              GNMT length penalty exponent of beam search (default: the bundle's, 0.6)
 //   coverage_beta      GNMT coverage penalty weight (default: the bundle's, 0 = off)
 //   alignment_method   'head' (a trained alignment head) | 'layer-mean' (mean of one decoder layer's cross heads);
@@ -80,7 +83,7 @@ import {
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'restore_case'];
+  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'head_mean', 'restore_case'];
 
 function checkOptions(options, where) {
   if (options === undefined || options === null) return {};
@@ -97,7 +100,18 @@ function checkOptions(options, where) {
   checkInt(o.max_new_tokens, 'max_new_tokens', 1, 65536);
   checkFinite(o.alpha, 'alpha');
   checkFinite(o.coverage_beta, 'coverage_beta');
-  checkBool(o.output_attentions, 'output_attentions');
+  const KINDS = ['encoder_self', 'decoder_self', 'cross'];
+  if (Array.isArray(o.output_attentions)) {
+    // A list of kinds: only those maps come back.
+    const bad = o.output_attentions.filter((k) => !KINDS.includes(k));
+    if (bad.length > 0 || o.output_attentions.length === 0) {
+      throw new TypeError(`attnlens: output_attentions must be true, false or a non-empty list of ${KINDS.map((k) => `'${k}'`).join(', ')}` +
+        `${bad.length > 0 ? `, got ${JSON.stringify(bad[0])}` : ''}`);
+    }
+  } else {
+    checkBool(o.output_attentions, 'output_attentions');
+  }
+  checkBool(o.head_mean, 'head_mean');
   checkBool(o.word_maps, 'word_maps');
   checkBool(o.output_qk, 'output_qk');
   checkBool(o.copy_numbers, 'copy_numbers');
@@ -290,7 +304,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
   };
 
   const engineTranslate = (text, o) => engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
-    o.coverage_beta ?? NaN, o.output_attentions ?? true, o.copy_numbers ?? true, ...alignmentArgs(o));
+    o.coverage_beta ?? NaN, o.output_attentions !== false, o.copy_numbers ?? true, ...alignmentArgs(o));
 
   // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
   // indices come back as indices of the caller's input.
@@ -333,7 +347,8 @@ export async function createTranslationPipeline(bundle, options = {}) {
   };
   // What the maps come with: the alignment method, word-level maps, the query/key vectors.
   const alignmentArgs = (o) => [o.alignment_method ?? '', o.alignment_extraction ?? '', o.alignment_layer ?? -1,
-    o.alignment_head ?? -1, o.word_maps ?? false, o.output_qk ?? false];
+    o.alignment_head ?? -1, o.word_maps ?? false, o.output_qk ?? false,
+    Array.isArray(o.output_attentions) ? o.output_attentions.join(',') : '', o.head_mean ?? false];
   // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
   // srcBase / tgtBase are added to the mapped word indices.
   const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
@@ -385,7 +400,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
     const o = { ...defaults, ...checkOptions(alignOptions, `${TASK} align`) };
     const { src, recased } = sourceOf(source, o);
     const tgt = prepareSource(target);
-    const r = engine.align(src.text, tgt.text, o.output_attentions ?? true, ...alignmentArgs(o));
+    const r = engine.align(src.text, tgt.text, o.output_attentions !== false, ...alignmentArgs(o));
     return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
   };
   run.task = TASK;
