@@ -156,3 +156,9 @@ std::vector<std::string> tokenize_words(const std::string& text);
 
 // Image captioning (MobileNetV2 + Show-Attend-Tell bundles), attention over the grid per word: api::Captioner.
 #include "api/captioning.h"
+
+// Sorting numbers with a pointer network, every pointer distribution out: api::PointerSorter.
+#include "api/pointer.h"
+
+// Visual question answering over shapes scenes (co-attention / attention-over-attention): api::VisualQA.
+#include "api/vqa.h"

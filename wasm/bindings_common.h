@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "api.h"
 
@@ -127,6 +129,37 @@ inline api::TensorMap tensor_map_from_js(const std::string& op, const val& js) {
 inline val tensor_map_to_js(const api::TensorMap& map) {
   val out = val::object();
   for (const auto& [name, t] : map) out.set(name, tensor_to_js(t));
+  return out;
+}
+
+// A typed array copy of a vector (outside the WASM heap, so it stays valid when the heap grows).
+template <typename T>
+val js_copy(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
+}
+
+// An image width/height/channel count from JS (a double): a non-negative integer, else an Error naming it.
+inline std::size_t js_dimension(double v, const char* what) {
+  attnlens::require(v >= 0 && v <= 1e9 && v == static_cast<double>(static_cast<std::size_t>(v)),
+                    std::string("image ") + what + " must be a non-negative integer");
+  return static_cast<std::size_t>(v);
+}
+
+// The files of a bundle handed over from JS ({[name]: string | Uint8Array}) as a name → bytes map.
+inline std::map<std::string, std::string> js_bundle_files(const val& files, const std::string& what) {
+  attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
+                    what + ": files must be an object mapping file names to contents");
+  std::map<std::string, std::string> out;
+  const val keys = val::global("Object").call<val>("keys", files);
+  const std::size_t n = keys["length"].as<std::size_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    const val v = files[key];
+    if (v.typeOf().as<std::string>() != "string")
+      attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
+                        what + ": bundle file '" + key + "' must be a string or a Uint8Array");
+    out.emplace(key, v.as<std::string>());
+  }
   return out;
 }
 

@@ -240,9 +240,9 @@ export interface AttentionMap {
   data: Float32Array;
 }
 
-export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text';
+export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text' | 'visual-question-answering' | 'number-sorting';
 /** Aliases pipeline() also accepts. */
-export type TaskAlias = 'text-classification' | 'sentiment' | 'image-captioning';
+export type TaskAlias = 'text-classification' | 'sentiment' | 'image-captioning' | 'vqa' | 'pointer-sort' | 'sort';
 
 /** Download progress of a bundle, reported to progress_callback. */
 export type ProgressInfo =
@@ -491,6 +491,8 @@ export interface CaptionRunOptions {
   num_beams?: number;
   max_new_tokens?: number;
   output_attentions?: boolean;
+  /** Let the search emit '<unk>' (default false: it is never chosen; true = the reference search exactly). */
+  allow_unk?: boolean;
   [option: string]: unknown;
 }
 export interface CaptionAttendOptions {
@@ -513,6 +515,91 @@ export interface CaptioningPipeline extends Pipeline<ImageInput | string | URL, 
   readonly vocabSize: number;
 }
 
+export interface VqaResult {
+  /** The best answer (one of answers). */
+  answer: string;
+  /** Its probability. */
+  score: number;
+  /** Every answer the model knows, in the order of scores and logits. */
+  answers: string[];
+  /** Softmax of the logits, one per answer. */
+  scores: Float32Array;
+  logits: Float32Array;
+  /** The question's words as the model read them (lowercased, \w+|[^\w\s]; unknown ones as '<unk>'). */
+  tokens: string[];
+  token_ids: Int32Array;
+  /** Words outside the vocabulary (position indexes tokens). */
+  unknown_words: Array<{ word: string; position: number }>;
+  /** The count readout: the sum of the 'count_density' map. */
+  count: number;
+  /** 'parallel-co-attention' or 'attention-over-attention'. */
+  attention: string;
+  /**
+   * Every map (layer 0 = word level, 1 = question level): 'region_attention' [7, 7], 'word_attention' [T],
+   * 'affinity' [T, 49] (co-attention) or 'aoa_matching' / 'aoa_alpha' / 'aoa_beta' [T, 49] (word × region, AoA),
+   * 'count_density' [7, 7] (layer 1). Empty with output_attentions: false.
+   */
+  attentions: AttentionMap[];
+}
+export interface VqaRunOptions {
+  /** Default true. */
+  output_attentions?: boolean;
+  [option: string]: unknown;
+}
+export interface VqaPipeline {
+  /**
+   * Answers `question` about the image. Rejects with a TypeError for a non-string question or a wrong option type,
+   * an Error for an empty question, one with no known word or more than maxQuestionWords words.
+   */
+  (image: ImageInput | string | URL, question: string, options?: VqaRunOptions): Promise<VqaResult>;
+  readonly task: 'visual-question-answering';
+  readonly model: string;
+  readonly config: Record<string, unknown>;
+  /** The encoder bundle's name. */
+  readonly encoder: string;
+  readonly answerList: string[];
+  readonly vocabulary: string[];
+  readonly maxQuestionWords: number;
+  dispose(): void;
+  readonly disposed: boolean;
+}
+
+export interface PointerSortResult {
+  /** The input numbers, as parsed. */
+  values: number[];
+  /** values[order[i]]: sorted when sorted_ok. */
+  sorted: number[];
+  /** Input positions (from 0) in output order: a permutation. Equal numbers keep their input order. */
+  order: number[];
+  /** Whether `sorted` is non-decreasing (the model is trained on 1–10 numbers and errs more on longer lists). */
+  sorted_ok: boolean;
+  /** The pointer's probability of the position chosen at each output step. */
+  step_probabilities: Float32Array;
+  /** The model's input: the numbers min–max scaled to [0, 1]. */
+  inputs: Float32Array;
+  /**
+   * 'pointer' [n, n] first (row = output step, column = input position; rows sum to 1, positions already pointed
+   * at get 0), then 'encoder_self' [n, n] per encoder layer and head (unless encoder_attentions is false).
+   */
+  attentions: AttentionMap[];
+}
+/** Per call. Unknown names throw a TypeError. */
+export interface PointerSortRunOptions {
+  /** Default true; false keeps only the 'pointer' map. */
+  encoder_attentions?: boolean;
+}
+/**
+ * Sorting numbers with a pointer network (Vinyals et al. 2015). Input: an array of numbers, a typed array, or a
+ * string of numbers separated by commas, semicolons or white space. An item that is not a number is a TypeError;
+ * NaN, ±Infinity, an empty list or more than maxLength numbers a RangeError.
+ */
+export interface PointerSortPipeline extends Pipeline<string | number[] | ArrayLike<number>, PointerSortRunOptions, PointerSortResult> {
+  (input: string | number[] | ArrayLike<number>, options?: PointerSortRunOptions): Promise<PointerSortResult>;
+  /** The longest list the model accepts (config max_length: 50 for pointer-sort). */
+  readonly maxLength: number;
+  readonly disposed: boolean;
+}
+
 export interface PipelineOptions extends LoadOptions {
   /** sentiment-analysis: the most tokens classified (default 256). */
   max_tokens?: number;
@@ -531,6 +618,8 @@ export interface PipelineOptions extends LoadOptions {
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;
+export function pipeline(task: 'visual-question-answering' | 'vqa', model?: ModelRef, options?: PipelineOptions): Promise<VqaPipeline>;
+export function pipeline(task: 'number-sorting' | 'pointer-sort' | 'sort', model?: ModelRef, options?: PipelineOptions): Promise<PointerSortPipeline>;
 
 /** Task names and their bundled models; `inPackage`: the models the npm tarball carries (the others live in the
  * repository's models/ folder: point env.modelBaseUrl at a copy of it). */

@@ -30,9 +30,19 @@ export const TASKS = Object.freeze({
     models: ['flickr8k-mobilenet', 'shapes'],
     load: async () => (await import('./pipelines/captioning.js')).createCaptioningPipeline,
   },
+  'number-sorting': {
+    defaultModel: 'pointer-sort',
+    models: ['pointer-sort'],
+    load: async () => (await import('./pipelines/pointer.js')).createPointerSortPipeline,
+  },
+  'visual-question-answering': {
+    defaultModel: 'shapes-vqa-coattn',
+    models: ['shapes-vqa-coattn', 'shapes-vqa-aoa'],
+    load: async () => (await import('./pipelines/vqa.js')).createVqaPipeline,
+  },
 });
 
-const ALIASES = { 'text-classification': 'sentiment-analysis', 'sentiment': 'sentiment-analysis', 'image-captioning': 'image-to-text' };
+const ALIASES = { 'pointer-sort': 'number-sorting', 'sort': 'number-sorting', 'text-classification': 'sentiment-analysis', 'sentiment': 'sentiment-analysis', 'image-captioning': 'image-to-text', vqa: 'visual-question-answering' };
 
 // Options pipeline() itself reads; the rest are passed to the task's factory, which rejects names it does not know.
 const LOAD_OPTIONS = ['progress_callback', 'local_files_only', 'model_base_url', 'cache', 'wasm'];

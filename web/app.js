@@ -5,6 +5,8 @@ import { setupLab } from './lab.js';
 import { setupTranslate } from './translate.js';
 import { setupSentiment } from './sentiment.js';
 import { setupCaption } from './caption.js';
+import { setupVqa } from './vqa.js';
+import { setupPointer } from './pointer.js';
 import { wireExportButtons } from './export.js';
 import { INITIAL_STATE } from './state.js';
 
@@ -22,6 +24,8 @@ const demos = [
   [document.getElementById('translate'), setupTranslate()],
   [document.getElementById('caption'), setupCaption()],
   [document.getElementById('sentiment'), setupSentiment()],
+  [document.getElementById('vqa'), setupVqa()],
+  [document.getElementById('pointer'), setupPointer()],
 ];
 wireExportButtons();
 

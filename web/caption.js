@@ -1,16 +1,20 @@
 // Caption demo: an image (dropped, chosen or an example) → a caption with beam search; for each word the
-// attention grid, upsampled smoothly over the image, with a scrubber to step through the words; the model view holds
+// attention grid, upsampled bilinearly over the image on a colour scale (heat.js) with its legend, the peak cell
+// boxed and an opacity slider; the caption's words appear one by one with their attention (at once under
+// prefers-reduced-motion), and a scrubber steps through the words; the model view holds
 // every word's grid (one thumbnail each, with its entropy); the maps save as JSON and .npy; the example image, model
 // and word live in the URL (state.js).
 import { fitCanvas } from './draw.js';
 import { runTask, statusUi } from './client.js';
 import { first } from './maps.js';
+import { HEAT_STOPS, heatLayer, peakCell } from './heat.js';
 import { ModelView } from './modelview.js';
 import { copyLink, download, downloadText, fileName, mapsDocument, npyBytes, registerPng } from './export.js';
 import { INITIAL_STATE, writeState } from './state.js';
 
 const $ = (id) => document.getElementById(id);
 const MAX_SIDE = 512; // the engine resizes to its encoder's input anyway; keeps the message to the worker small
+const WORD_MS = 260; // the caption plays word by word: this long on each word
 // The example captioned without a click when the section first comes into view (app.js calls autorun()): a generated
 // scene, which the small shapes model captions right (95% exact) and whose attention visibly lands on each object.
 const FIRST_EXAMPLE = { src: 'examples/shapes-1.png', model: 'shapes' };
@@ -98,19 +102,16 @@ export function setupCaption() {
     ctx.drawImage(image.bitmap, x, y, dw, dh);
     const g = grids[Number($('cap-scrub').value)];
     if (!g) return;
-    // Darken where the model does not look: alpha = 0.8 (1 − a / max a), upsampled with bilinear smoothing.
-    const small = new OffscreenCanvas(g.gw, g.gh);
-    const sctx = small.getContext('2d');
-    const px = sctx.createImageData(g.gw, g.gh);
-    let max = 0;
-    for (const v of g.data) max = Math.max(max, v);
-    for (let i = 0; i < g.gw * g.gh; i++) {
-      px.data[i * 4 + 3] = Math.round(255 * 0.8 * (1 - (max > 0 ? g.data[i] / max : 0)));
-    }
-    sctx.putImageData(px, 0, 0);
-    ctx.imageSmoothingEnabled = true;
-    ctx.imageSmoothingQuality = 'high';
-    ctx.drawImage(small, x, y, dw, dh);
+    // The heat layer: bilinear upsampling of the word's grid to the drawn size, colour scale of heat.js (÷ the word's
+    // peak cell), alpha growing with the attention, times the opacity slider.
+    const ox = Math.round(x);
+    const oy = Math.round(y);
+    const ow = Math.max(1, Math.round(dw));
+    const oh = Math.max(1, Math.round(dh));
+    const opacity = Number($('cap-opacity').value) / 100;
+    const layer = new OffscreenCanvas(ow, oh);
+    layer.getContext('2d').putImageData(new ImageData(heatLayer(g.data, g.gh, g.gw, oh, ow, opacity), ow, oh), 0, 0);
+    ctx.drawImage(layer, ox, oy);
     ctx.fillStyle = 'rgba(0, 0, 0, 0.65)';
     ctx.fillRect(0, size - 28, size, 28);
     ctx.fillStyle = '#fff';
@@ -118,6 +119,37 @@ export function setupCaption() {
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     ctx.fillText(g.word, size / 2, size - 14);
+    // The peak cell, boxed (white with a dark outline, readable on any colour), over the word label too.
+    const peak = peakCell(g.data, g.gw);
+    if (peak) {
+      const cw = dw / g.gw;
+      const ch = dh / g.gh;
+      const bx = x + peak.col * cw;
+      const by = y + peak.row * ch;
+      ctx.lineWidth = 4;
+      ctx.strokeStyle = 'rgba(0, 0, 0, 0.7)';
+      ctx.strokeRect(bx + 1, by + 1, cw - 2, ch - 2);
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = '#fff';
+      ctx.strokeRect(bx + 1, by + 1, cw - 2, ch - 2);
+      canvas.dataset.peak = `${peak.row},${peak.col}`;
+      canvas.dataset.peakBox = [bx + 1, by + 1, cw - 2, ch - 2].map((v) => v.toFixed(1)).join(',');
+    }
+    drawLegend(g, peak);
+  }
+
+  /** The colour scale under the overlay: the ramp from 0 to the word's peak, and what the peak is. */
+  function drawLegend(g, peak) {
+    const bar = $('cap-scale');
+    const ctx = fitCanvas(bar, 160, 12);
+    const grad = ctx.createLinearGradient(0, 0, 160, 0);
+    for (const [at, [r, gg, b]] of HEAT_STOPS) grad.addColorStop(at, `rgb(${r}, ${gg}, ${b})`);
+    ctx.fillStyle = grad;
+    ctx.fillRect(0, 0, 160, 12);
+    const n = g.gh * g.gw;
+    const pct = (v) => `${(100 * v).toFixed(1)}%`;
+    $('cap-scale-hi').textContent = peak
+      ? `peak cell: ${pct(peak.value)} of "${g.word}"'s attention (uniform: ${pct(1 / n)} per cell)` : 'peak';
   }
 
   function selectWord(t, { record = true } = {}) {
@@ -130,6 +162,7 @@ export function setupCaption() {
 
   /** A thumbnail of the model view: its word over the image. */
   function openWord(t) {
+    stopPlaying();
     selectWord(t);
     canvas.scrollIntoView({ block: 'nearest' });
   }
@@ -174,6 +207,7 @@ export function setupCaption() {
     result = null;
     modelView.clear();
     $('cap-mv-panel').hidden = true;
+    stopPlaying();
     $('cap-words').replaceChildren();
     $('cap-scrub').max = '0';
     $('cap-scrub').disabled = true;
@@ -203,6 +237,7 @@ export function setupCaption() {
   for (const b of document.querySelectorAll('#cap-examples .thumb')) {
     b.addEventListener('click', () => {
       touched = true;
+      stopPlaying();
       useModel(/shapes/.test(b.dataset.src) ? 'shapes' : 'flickr8k-mobilenet');
       write({ model: $('cap-model').value, image: b.dataset.src, view: undefined, kind: undefined, word: undefined });
       loadUrl(b.dataset.src).catch((err) => ui.fail(err));
@@ -228,7 +263,41 @@ export function setupCaption() {
     write({ image: undefined, word: undefined });
     if (f) setImage(f, f.name).catch((err) => ui.fail(new Error(`cannot read ${f.name} as an image (${err.message})`)));
   });
-  $('cap-scrub').addEventListener('input', () => selectWord(Number($('cap-scrub').value)));
+  $('cap-scrub').addEventListener('input', () => { stopPlaying(); selectWord(Number($('cap-scrub').value)); });
+  $('cap-opacity').addEventListener('input', () => drawOverlay());
+  $('cap-replay').addEventListener('click', () => { if (grids.length) play(start); });
+
+  // Word by word: the caption's words appear one at a time, each with its attention over the image, then the view
+  // settles on `start`. prefers-reduced-motion: all words at once. A click on a word, the scrubber, a new image or a
+  // new caption stops it. #cap-words has data-playing while it runs.
+  let playId = 0;
+  let runId = 0; // bumped by every caption request
+  let start = 0;
+  const reducedMotion = () => globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+  function stopPlaying() {
+    playId++;
+    delete $('cap-words').dataset.playing;
+    for (const b of $('cap-words').children) b.classList.add('shown');
+  }
+  async function play(settle) {
+    const id = ++playId;
+    const buttons = [...$('cap-words').children];
+    if (reducedMotion() || buttons.length === 0) {
+      stopPlaying();
+      selectWord(settle, { record: false });
+      return;
+    }
+    $('cap-words').dataset.playing = 'true';
+    for (const b of buttons) b.classList.remove('shown');
+    for (let t = 0; t < buttons.length; t++) {
+      buttons[t].classList.add('shown');
+      selectWord(t, { record: false });
+      await new Promise((r) => setTimeout(r, WORD_MS));
+      if (id !== playId) return;
+    }
+    stopPlaying();
+    selectWord(settle, { record: false });
+  }
 
   $('cap-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -245,6 +314,7 @@ export function setupCaption() {
     const beams = Math.max(1, Math.min(8, Number($('cap-beams').value) || 1));
     ui.busy(`Captioning with ${model}…`);
     const id = imageId;
+    const run = ++runId;
     try {
       const { data, width, height } = image.pixels;
       const { output, ms } = await runTask(ui, 'image-to-text', model, { data, width, height },
@@ -257,15 +327,17 @@ export function setupCaption() {
         const b = document.createElement('button');
         b.type = 'button';
         b.textContent = g.word;
-        b.addEventListener('click', () => selectWord(t));
+        b.addEventListener('click', () => { stopPlaying(); selectWord(t); });
         return b;
       }));
       $('cap-scrub').max = String(Math.max(0, grids.length - 1));
       $('cap-scrub').disabled = grids.length === 0;
       result = { model, image: image.src, name: image.name, words: grids.map((g) => g.word) };
       fillModelView();
-      const start = Number.isInteger(word) && word < grids.length ? word : focus ? mostFocused(grids) : 0;
-      selectWord(start, { record: false });
+      start = Number.isInteger(word) && word < grids.length ? word : focus ? mostFocused(grids) : 0;
+      $('cap-replay').disabled = grids.length === 0;
+      await play(start); // the status says done once the words have played (or at once with reduced motion)
+      if (id !== imageId || run !== runId) return; // a newer image or caption took over meanwhile
       ui.done(`${model}, beam ${beams}: ${ms.toFixed(0)} ms`);
     } catch (err) {
       if (id === imageId) ui.fail(err, MISSING);

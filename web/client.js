@@ -202,6 +202,11 @@ export function runTask(ui, task, model, input, options) {
   return call('run', { task, model, input, options }, (e) => ui.progress(e));
 }
 
+/** Runs a task in the worker with the pipeline's own argument list (e.g. [image, question, options]). */
+export function runTaskArgs(ui, task, model, args) {
+  return call('run', { task, model, args }, (e) => ui.progress(e));
+}
+
 /** Forced decoding in the worker: how `model` aligns a given translation `target` of `source`. */
 export function runAlign(ui, task, model, source, target, options) {
   return call('align', { task, model, source, target, options }, (e) => ui.progress(e));

@@ -6,6 +6,7 @@
 //               { id, type: 'memory' }  (memoryStats() of the package: the WebAssembly heap, for load tests)
 //               { id, type: 'load', task, model }
 //               { id, type: 'run', task, model, input, options }
+//               { id, type: 'run', task, model, args }  (the pipeline's arguments, e.g. [image, question, options])
 //               { id, type: 'align', task, model, source, target, options }  (translation: forced decoding of `target`)
 //               { id, type: 'debug-crash', mode }  (only when loaded as worker.js?test-hooks=1, i.e. from a page opened
 //               with ?test-hooks=1: the next run/align fails on purpose; mode 'throw' | 'trap' | 'hang')
@@ -123,7 +124,8 @@ self.onmessage = async ({ data }) => {
     } else if (type === 'run') {
       const p = await getPipe(data.task, data.model, id);
       const t0 = performance.now();
-      const out = await p(data.input, data.options ?? {});
+      // `args` (visual-question-answering: image, question, options) or the usual input and options
+      const out = await (Array.isArray(data.args) ? p(...data.args) : p(data.input, data.options ?? {}));
       const ms = performance.now() - t0;
       postResult(id, { output: out, ms });
     } else if (type === 'align') {

@@ -10,6 +10,7 @@
 #include "image/preprocess.h"
 #include "io/bundle.h"
 #include "kernels/kernels.h"
+#include "models/image_grid.h"
 #include "models/mobilenet_v2.h"
 #include "models/show_attend_tell.h"
 #include "text/utf8.h"
@@ -32,11 +33,12 @@ CaptionParams caption_params(const std::string& params_json) {
       require(v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= limit,
               "caption option " + key + " must be an integer in [1, " + std::to_string(limit) + "]");
       (key == "num_beams" ? p.num_beams : p.max_new_tokens) = static_cast<int>(v.get<long long>());
-    } else if (key == "output_attentions") {
-      require(v.is_boolean(), "caption option output_attentions must be true or false");
-      p.output_attentions = v.get<bool>();
+    } else if (key == "output_attentions" || key == "allow_unk") {
+      require(v.is_boolean(), "caption option " + key + " must be true or false");
+      (key == "output_attentions" ? p.output_attentions : p.allow_unk) = v.get<bool>();
     } else {
-      throw Error("unknown caption option '" + key + "' (known: num_beams, max_new_tokens, output_attentions)");
+      throw Error("unknown caption option '" + key +
+                  "' (known: num_beams, max_new_tokens, output_attentions, allow_unk)");
     }
   }
   return p;
@@ -76,15 +78,9 @@ struct Captioner::Impl {
     decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
     cap.check_all_tensors_used();
     const io::ConfigObject cfg = cap.config_object();
-    const io::ConfigObject ecfg = cfg.object("encoder");
-    if (ecfg.has("cell_colour")) {
-      require(ecfg.string("cell_colour") == "mean_rgb", where + ": encoder.cell_colour must be \"mean_rgb\" when present");
-      cell_colour = true;
-    }
-    if (ecfg.has("cell_position")) {
-      require(ecfg.string("cell_position") == "xy", where + ": encoder.cell_position must be \"xy\" when present");
-      cell_position = true;
-    }
+    const models::CellChannels channels = models::cell_channels(cap);  // encoder.cell_colour / cell_position
+    cell_colour = channels.colour;
+    cell_position = channels.position;
     require(decoder.config().feat_dim == grid_dim(),
             where + ": encoder.feat_dim must be " + std::to_string(grid_dim()) +
                 " (the MobileNetV2 grid's 1280 channels" + (cell_colour ? " + 3 of encoder.cell_colour" : "") +
@@ -121,55 +117,16 @@ struct Captioner::Impl {
 
   Tensor grid_from_input(const std::vector<float>& input) const {
     const std::size_t g = encoder.grid_side(input_size);
-    std::vector<float> feats = encoder.features(input.data(), input_size);
-    constexpr std::size_t F = models::MobileNetV2::kFeatDim;
-    if (!cell_colour && !cell_position) return Tensor({g, g, F}, std::move(feats));
-    // [cells × 1280] → [cells × D]: append the cell's mean input colour (input is HWC, image/preprocess.h) and/or
-    // its centre coordinates
-    const std::size_t D = grid_dim(), s = input_size / g;  // s: pixels per cell side (cell_colour)
-    require(!cell_colour || s * g == input_size,
-            "captioner: encoder.cell_colour needs the input size to be a multiple of the grid");
-    std::vector<float> out(g * g * D);
-    for (std::size_t r = 0; r < g; ++r) {
-      for (std::size_t c = 0; c < g; ++c) {
-        const std::size_t cell = r * g + c;
-        std::copy(feats.begin() + static_cast<std::ptrdiff_t>(cell * F),
-                  feats.begin() + static_cast<std::ptrdiff_t>((cell + 1) * F),
-                  out.begin() + static_cast<std::ptrdiff_t>(cell * D));
-        float* extra = out.data() + cell * D + F;
-        if (cell_colour) {
-          for (std::size_t ch = 0; ch < 3; ++ch) {
-            double sum = 0;
-            for (std::size_t y = r * s; y < (r + 1) * s; ++y) {
-              const float* row = input.data() + (y * input_size + c * s) * 3 + ch;
-              for (std::size_t x = 0; x < s; ++x) sum += row[x * 3];
-            }
-            *extra++ = static_cast<float>(sum / static_cast<double>(s * s));
-          }
-        }
-        if (cell_position) {
-          *extra++ = (static_cast<float>(c) + 0.5f) / static_cast<float>(g) * 2.0f - 1.0f;
-          *extra++ = (static_cast<float>(r) + 0.5f) / static_cast<float>(g) * 2.0f - 1.0f;
-        }
-      }
-    }
-    return Tensor({g, g, D}, std::move(out));
+    models::CellChannels channels;
+    channels.colour = cell_colour;
+    channels.position = cell_position;
+    return Tensor({g, g, grid_dim()}, models::image_grid(encoder, input, input_size, channels));
   }
 };
 
 namespace {
 
-std::string encoder_bundle_name(const io::Bundle& cap) {
-  const std::string where = "config.json in " + cap.name();
-  const io::ConfigObject enc = cap.config_object().object("encoder");
-  if (!enc.has("bundle"))
-    enc.fail("bundle", "is missing (the name of the encoder bundle, e.g. \"mobilenet-v2-imagenet\")");
-  const std::string name = enc.string("bundle");
-  require(!name.empty() && name.find('/') == std::string::npos && name.find('\\') == std::string::npos &&
-              name.find("..") == std::string::npos,
-          where + ": \"encoder.bundle\" must be a plain bundle name, got '" + name + "'");
-  return name;
-}
+using models::encoder_bundle_name;  // config.json "encoder.bundle" (models/image_grid.h)
 
 }  // namespace
 
@@ -316,9 +273,11 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
   const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), cells);
   const int beams = params.num_beams > 0 ? params.num_beams : impl_->default_beams;
   const std::size_t max_len = params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
-  models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len)
+  std::vector<int> banned;  // <unk> is never emitted unless the caller allows it
+  if (!params.allow_unk && impl_->unk_id != dec.config().end_id) banned.push_back(impl_->unk_id);
+  models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len, banned)
                                                : dec.beam(enc, static_cast<std::size_t>(beams), max_len,
-                                                          impl_->length_norm);
+                                                          impl_->length_norm, banned);
   CaptionResult out;
   out.num_beams = beams;
   out.finished = r.finished;

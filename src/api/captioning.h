@@ -29,8 +29,12 @@ struct CaptionParams {
   int num_beams = 0;           // 0 → the bundle's decoding.num_beams; 1 = greedy; at most 64 from JSON
   int max_new_tokens = 0;      // 0 → the bundle's decoder.max_len; counts the <end> step; at most 1000 from JSON
   bool output_attentions = true;
+  // false (the default): the search never chooses <unk> (tokenizer.unk_id; greedy takes the best other word, beam
+  // never keeps an extension by it; probabilities are not renormalised). true: sat.py's search exactly. caption only.
+  bool allow_unk = false;
 };
-// Parses {"num_beams", "max_new_tokens", "output_attentions"} (unknown keys are an error) over the defaults.
+// Parses {"num_beams", "max_new_tokens", "output_attentions", "allow_unk"} (unknown keys are an error) over the
+// defaults.
 CaptionParams caption_params(const std::string& params_json);
 
 struct CaptionResult {

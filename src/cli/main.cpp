@@ -74,8 +74,8 @@ usage:
       decoder layer's cross heads; default: the bundle's "alignment" setting. Extraction: argmax per English
       word, or "gdfa" (grow-diag-final-and of both argmax directions). A bad line gives {"error": ...} with
       --json (or "ERROR: ..."), and exit status 1 at the end.
-  attnlens-cli caption --model DIR [--encoder DIR] [--beams N] [--max-new-tokens N] [--raw-size WxH]
-                      [--caption TEXT | --forced] [--json [--attentions]] [IMAGE ...]
+  attnlens-cli caption --model DIR [--encoder DIR] [--beams N] [--max-new-tokens N] [--allow-unk]
+                      [--raw-size WxH] [--caption TEXT | --forced] [--json [--attentions]] [IMAGE ...]
       Caption images with a captioning bundle (models/flickr8k-mobilenet, models/shapes). The encoder bundle
       its config.json names ("encoder.bundle") is read from ../NAME next to DIR unless --encoder DIR is given.
       Images are the given paths, or else one path per stdin line; each is a binary PPM (P6, RGB) or PGM (P5,
@@ -83,19 +83,36 @@ usage:
       size; the engine resizes to 224x224 itself (bilinear, half-pixel centres). One output line per image:
       the caption, or with --json {image, text, tokens, token_ids, finished, score, betas} and, with
       --attentions, "attention": {dims [T, 7, 7], data}. Beams default to the bundle's decoding.num_beams
-      (1 = greedy). An image that cannot be read gives {"image", "error"} (or "ERROR: ..." without --json)
-      and exit status 1 at the end.
+      (1 = greedy). The search never emits "<unk>" unless --allow-unk is given (then it is the reference
+      search of sat.py exactly). An image that cannot be read gives {"image", "error"} (or "ERROR: ..."
+      without --json) and exit status 1 at the end.
       Forced caption (teacher forcing, no search): --caption TEXT scores TEXT on every image; --forced reads
       stdin lines "IMAGE<TAB>CAPTION" (one caption per image). The caption is lowercased and split as in
       training (\w+|[^\w\s]); tokens are its words then "<end>", words outside the vocabulary become "<unk>"
       and are listed in "unknown_words" [{word, position}]. --json adds "token_logprobs" (each token's
       log-probability; "score" is their sum); --attentions gives one 7x7 map per token. Without --json: the
       score, a TAB, then each token with its log-probability. An empty caption or one of more than 1000 words
-      is an error for that image. --beams/--max-new-tokens do not apply.
+      is an error for that image. --beams/--max-new-tokens/--allow-unk do not apply.
   attnlens-cli classify --model DIR [--top N] [IMAGE ...]
       ImageNet classes of images with an image classifier bundle (models/mobilenet-v2-imagenet): one JSON line
       per image {image, classes: [{index, label, probability}]}, the N (default 5) most probable first. Images as
       for caption (PPM/PGM paths as arguments or stdin lines).
+  attnlens-cli vqa --model DIR [--encoder DIR] [--question TEXT IMAGE ...] [--json [--attentions]]
+      Answer questions about images with a VQA bundle (models/shapes-vqa-coattn, models/shapes-vqa-aoa): with
+      --question TEXT, that question about every IMAGE; else stdin lines "IMAGE<TAB>QUESTION" (consecutive lines
+      about the same image encode it once). Images as for caption (PPM/PGM). One output line per question: the
+      answer, or with --json {image, question, answer, score, answers, scores, logits, tokens, token_ids,
+      unknown_words, count, attention} and with --attentions every map {name, layer, head, dims, data}
+      (region_attention, word_attention, affinity or aoa_*, count_density). An empty question, one with no
+      known word or more than the bundle's max_question_words words gives {"error": ...} and exit status 1.
+  attnlens-cli sort --model DIR [--json [--attentions]] [NUMBER ...]
+      Sort numbers with a pointer-network bundle (models/pointer-sort): the given NUMBERs as one list, or else
+      each stdin line as one list (numbers separated by commas, semicolons or white space). One output line per
+      list: the sorted numbers, or with --json {values, order, sorted, sorted_ok, step_probabilities, inputs}
+      ("order" = input positions in output order, from 0) and with --attentions every map {name, layer, head,
+      dims, data}: "pointer" [n, n] (row = output step) and "encoder_self" per layer and head. A list that is
+      empty, holds a non-number, NaN/inf or more than the bundle's max_length numbers gives {"error": ...} (or
+      "ERROR: ..." without --json) and exit status 1 at the end.
   attnlens-cli --help
 
 Pieces mark a preceding space with "▁" (U+2581); decode(encode(text)) restores whitespace-normalised text.
@@ -326,6 +343,65 @@ int sentiment(int argc, char** argv) {
   return failed ? 1 : 0;
 }
 
+int sort_numbers(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model"}, {"--json", "--attentions"}, "sort");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("sort: --model DIR is required");
+  const bool json = find_option(args, "--json") != nullptr;
+  const bool attentions = find_option(args, "--attentions") != nullptr;
+  if (attentions && !json) throw UsageError("sort: --attentions needs --json");
+  const auto sorter = attnlens::api::PointerSorter::load(*model);
+  attnlens::api::PointerSortParams params;
+  params.encoder_attentions = attentions;
+
+  bool failed = false;
+  const auto one = [&](const std::string& text) {
+    nlohmann::json j;
+    std::string out;
+    try {
+      const auto r = sorter->sort(attnlens::api::parse_number_list(text), params);
+      if (json) {
+        j["values"] = r.values;
+        j["order"] = r.order;
+        j["sorted"] = r.sorted;
+        j["sorted_ok"] = r.sorted_ok;
+        j["step_probabilities"] = r.step_probabilities;
+        j["inputs"] = r.inputs;
+        if (attentions) {
+          j["attentions"] = nlohmann::json::array();
+          for (const auto& m : r.attentions)
+            j["attentions"].push_back(
+                {{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
+        }
+        out = j.dump();
+      } else {
+        for (std::size_t i = 0; i < r.sorted.size(); ++i) out += (i ? " " : "") + nlohmann::json(r.sorted[i]).dump();
+      }
+    } catch (const Error& e) {
+      failed = true;
+      out = json ? nlohmann::json({{"error", e.what()}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                 : std::string("ERROR: ") + e.what();
+    }
+    out += '\n';
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  };
+  if (!args.positional.empty()) {
+    std::string text;
+    for (const auto& a : args.positional) text += a + " ";
+    one(text);
+  } else {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      one(line);
+    }
+    require(!std::cin.bad(), "sort: error while reading stdin");
+  }
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "sort: error while writing stdout");
+  return failed ? 1 : 0;
+}
+
 int bundle_check(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 3, {}, {}, "bundle check");
   if (args.positional.size() != 1) throw UsageError("bundle check: give exactly one bundle directory");
@@ -499,7 +575,7 @@ std::string read_binary(const std::string& path) {
 int caption(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 2,
                                {"--model", "--encoder", "--beams", "--max-new-tokens", "--raw-size", "--caption"},
-                               {"--json", "--attentions", "--forced"}, "caption");
+                               {"--json", "--attentions", "--forced", "--allow-unk"}, "caption");
   const std::string* model = find_option(args, "--model");
   if (model == nullptr || model->empty()) throw UsageError("caption: --model DIR is required");
   const std::string* encoder = find_option(args, "--encoder");
@@ -507,6 +583,7 @@ int caption(int argc, char** argv) {
   if (const std::string* v = find_option(args, "--beams")) params.num_beams = parse_int(*v, "--beams", 1, 64);
   if (const std::string* v = find_option(args, "--max-new-tokens"))
     params.max_new_tokens = parse_int(*v, "--max-new-tokens", 1, 1000);
+  params.allow_unk = find_option(args, "--allow-unk") != nullptr;
   std::size_t raw_w = 0, raw_h = 0;
   if (const std::string* v = find_option(args, "--raw-size")) {
     const std::size_t x = v->find('x');
@@ -598,6 +675,76 @@ int caption(int argc, char** argv) {
   return status;
 }
 
+int vqa(int argc, char** argv) {
+  const Args args = parse_args(argc, argv, 2, {"--model", "--encoder", "--question"}, {"--json", "--attentions"}, "vqa");
+  const std::string* model = find_option(args, "--model");
+  if (model == nullptr || model->empty()) throw UsageError("vqa: --model DIR is required");
+  const std::string* encoder = find_option(args, "--encoder");
+  const std::string* question = find_option(args, "--question");
+  const bool json = find_option(args, "--json") != nullptr;
+  attnlens::api::VqaParams params;
+  params.output_attentions = find_option(args, "--attentions") != nullptr;
+  if (params.output_attentions && !json) throw UsageError("vqa: --attentions needs --json");
+  if (question == nullptr && !args.positional.empty())
+    throw UsageError("vqa: give --question TEXT with image paths, or IMAGE<TAB>QUESTION lines on stdin");
+  const auto vqa = attnlens::api::VisualQA::load(*model, encoder ? *encoder : "");
+  int status = 0;
+  std::string grid_path;  // the grid of the last image, reused while the next lines ask about the same image
+  attnlens::api::Tensor grid;
+  auto one = [&](const std::string& path, const std::string& q) {
+    std::string out;
+    try {
+      if (path != grid_path || grid.data.empty()) {
+        grid_path.clear();
+        const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(read_binary(path), path);
+        grid = vqa->encode(img.pixels.data(), img.pixels.size(), img.width, img.height, img.channels);
+        grid_path = path;
+      }
+      const attnlens::api::VqaResult r = vqa->answer_grid(grid, q, params);
+      if (json) {
+        nlohmann::json unknown = nlohmann::json::array();
+        for (const auto& u : r.unknown_words) unknown.push_back({{"word", u.word}, {"position", u.position}});
+        nlohmann::json j = {{"image", path},   {"question", q},          {"answer", r.answer},
+                            {"score", r.score}, {"answers", r.answers},   {"scores", r.scores},
+                            {"logits", r.logits}, {"tokens", r.tokens},  {"token_ids", r.token_ids},
+                            {"unknown_words", unknown}, {"count", r.count}, {"attention", r.attention}};
+        if (params.output_attentions) {
+          nlohmann::json maps = nlohmann::json::array();
+          for (const auto& m : r.attentions)
+            maps.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
+          j["attentions"] = std::move(maps);
+        }
+        out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      } else {
+        out = r.answer;
+      }
+    } catch (const Error& e) {
+      status = 1;
+      out = json ? nlohmann::json({{"image", path}, {"question", q}, {"error", e.what()}})
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                 : std::string("ERROR: ") + e.what();
+    }
+    out += '\n';
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  };
+  if (question != nullptr) {
+    if (args.positional.empty()) throw UsageError("vqa: --question TEXT needs at least one IMAGE");
+    for (const std::string& p : args.positional) one(p, *question);
+  } else {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      const std::size_t tab = line.find('\t');
+      one(line.substr(0, tab), tab == std::string::npos ? std::string() : line.substr(tab + 1));
+    }
+    require(!std::cin.bad(), "vqa: error while reading stdin");
+  }
+  std::cout.flush();
+  require(static_cast<bool>(std::cout), "vqa: error while writing stdout");
+  return status;
+}
+
 int classify(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 2, {"--model", "--top"}, {}, "classify");
   const std::string* model = find_option(args, "--model");
@@ -667,7 +814,9 @@ int run(int argc, char** argv) {
   if (cmd == "align") return align(argc, argv);
   if (cmd == "caption") return caption(argc, argv);
   if (cmd == "classify") return classify(argc, argv);
+  if (cmd == "vqa") return vqa(argc, argv);
   if (cmd == "sentiment") return sentiment(argc, argv);
+  if (cmd == "sort") return sort_numbers(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "common.h"
@@ -147,9 +148,22 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
                 "input features corrupt?");
 }
 
-SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len) const {
+// [V] flags of the banned words; an id outside the vocabulary, or the end id, is an Error.
+std::vector<char> ShowAttendTell::ban_mask(const std::vector<int>& banned) const {
+  std::vector<char> mask(cfg_.vocab_size, 0);
+  for (int id : banned) {
+    if (id < 0 || static_cast<std::size_t>(id) >= cfg_.vocab_size)
+      throw Error("show-attend-tell: banned word id " + std::to_string(id) + " is outside the vocabulary");
+    if (id == cfg_.end_id) throw Error("show-attend-tell: the end word cannot be banned");
+    mask[static_cast<std::size_t>(id)] = 1;
+  }
+  return mask;
+}
+
+SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len, const std::vector<int>& banned) const {
   if (max_len == 0) max_len = cfg_.max_len;
   const std::size_t V = cfg_.vocab_size, L = enc.cells;
+  const std::vector<char> ban = ban_mask(banned);
   SatDecodeResult r;
   r.alphas.reserve(max_len * L);
   r.logits.reserve(max_len * V);
@@ -160,8 +174,11 @@ SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len) 
   for (std::size_t t = 0; t < max_len; ++t) {
     float beta = 0;
     step(enc, prev, h.data(), c.data(), logits.data(), alpha.data(), &beta, scratch);
-    // argmax, first maximum wins (torch.argmax)
-    const int next = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    // argmax over the words not banned, first maximum wins (torch.argmax); <end> is never banned, so one exists
+    std::size_t best = V;
+    for (std::size_t w = 0; w < V; ++w)
+      if (!ban[w] && (best == V || logits[w] > logits[best])) best = w;
+    const int next = static_cast<int>(best);
     r.alphas.insert(r.alphas.end(), alpha.begin(), alpha.end());
     r.logits.insert(r.logits.end(), logits.begin(), logits.end());
     r.betas.push_back(beta);
@@ -206,10 +223,12 @@ SatDecodeResult ShowAttendTell::force(const Encoded& enc, const std::vector<int>
 }
 
 SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::size_t max_len,
-                                     double length_norm) const {
+                                     double length_norm, const std::vector<int>& banned) const {
   require(beam >= 1, "show-attend-tell: num_beams must be at least 1");
   if (max_len == 0) max_len = cfg_.max_len;
   const std::size_t V = cfg_.vocab_size, L = enc.cells, H = cfg_.hidden_dim;
+  const std::vector<char> ban = ban_mask(banned);
+  constexpr float kBanned = -std::numeric_limits<float>::infinity();
   // Sized once per call. Live rows of the current step: state (h, c), score, the word they are fed; the `next_`
   // buffers receive the kept extensions and are swapped in.
   std::vector<float> h(beam * H), c(beam * H), next_h(beam * H), next_c(beam * H);
@@ -256,7 +275,7 @@ SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::
       float* lp = cand.data() + i * V;
       step(enc, word[i], h.data() + i * H, c.data() + i * H, lp, alpha_t + i * L, beta_t + i, scratch);
       kernels::log_softmax(lp, V);
-      for (std::size_t w = 0; w < V; ++w) lp[w] = lp[w] + score[i];  // float32, as torch adds them
+      for (std::size_t w = 0; w < V; ++w) lp[w] = ban[w] ? kBanned : lp[w] + score[i];  // float32, as torch adds
     }
     // the `beam` best of the k·V candidates: descending score, ties → lower flat index
     const std::size_t n_keep = std::min(beam, k * V);
@@ -266,6 +285,7 @@ SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::
                       [&](std::size_t a, std::size_t b) { return cand[a] > cand[b] || (cand[a] == cand[b] && a < b); });
     std::size_t n_next = 0;
     for (std::size_t j = 0; j < n_keep; ++j) {
+      if (cand[order[j]] == kBanned) break;  // banned words sort last (log-softmax of finite logits is finite)
       const std::size_t src = order[j] / V;
       const int w = static_cast<int>(order[j] % V);
       if (w == cfg_.end_id) {

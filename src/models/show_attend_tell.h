@@ -24,6 +24,10 @@
 //   forced  teacher forcing of given words w_1..w_n (sat.forced_decode): feed <start>, w_1, …, w_n; step t scores
 //           w_{t+1} (step n scores <end>) by log-softmax of its logits. Steps = n + 1, like a greedy caption that
 //           chose exactly these words and then <end>.
+//   banned  greedy and beam take an optional list of word ids that are never chosen (the API bans <unk> unless
+//           CaptionParams.allow_unk): greedy takes the argmax over the other words, beam never keeps an extension
+//           by a banned word. The probabilities are not renormalised (log-softmax over the whole vocabulary, so
+//           scores stay comparable with unbanned search); with an empty list both are sat.py's search exactly.
 //   This differs from decode/search.h (which refills the beam with `k` live hypotheses and finishes separately,
 //   with GNMT penalties), so the captioner keeps this search: the trained model's reference is sat.beam_decode.
 //   Hypotheses are not copied: each step keeps α and β of every row it ran plus the row's parent and fed word, and
@@ -83,14 +87,18 @@ class ShowAttendTell {
   void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta,
             StepScratch& scratch) const;
 
-  // max_len 0 → the config's max_len.
-  SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0) const;
-  SatDecodeResult beam(const Encoded& enc, std::size_t beam, std::size_t max_len = 0, double length_norm = 0) const;
+  // max_len 0 → the config's max_len. `banned`: word ids never chosen (see above; ids outside the vocabulary and
+  // the end id are an Error: a search that may never finish is a caller bug).
+  SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0, const std::vector<int>& banned = {}) const;
+  SatDecodeResult beam(const Encoded& enc, std::size_t beam, std::size_t max_len = 0, double length_norm = 0,
+                       const std::vector<int>& banned = {}) const;
   // Teacher forcing of `words` (ids, no <start>/<end>; may be empty: then only <end> is scored): tokens = words,
   // finished = true, steps = words.size() + 1, alphas/betas/logprobs per step, score = Σ logprobs.
   SatDecodeResult force(const Encoded& enc, const std::vector<int>& words) const;
 
  private:
+  std::vector<char> ban_mask(const std::vector<int>& banned) const;
+
   SatConfig cfg_;
   std::vector<float> proj_w_, proj_b_;      // [P × D], [P]
   std::vector<float> init_h_w_, init_h_b_;  // [H × P], [H]

@@ -20,7 +20,8 @@ const GOLDEN_TRANSLATION = JSON.parse(readFileSync(path.join(ROOT, 'models', 'de
   .cases.find((c) => c.source === 'Zwei Kinder mit gelben Jacken spielen im Schlamm.').beam4.text;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-const taskModule = { 'sentiment-analysis': 'sentiment', translation: 'translation', 'image-to-text': 'captioning' };
+const taskModule = { 'sentiment-analysis': 'sentiment', translation: 'translation', 'image-to-text': 'captioning',
+  'visual-question-answering': 'vqa' };
 // A task runs in a consumer when its module and its default model are in the package.
 const shipped = (task, model) => existsSync(path.join(ROOT, 'wasm', 'pipelines', `${taskModule[task]}.js`)) && hasBundle(model);
 
@@ -60,6 +61,7 @@ function checkResults(results, where) {
     if (r.task === 'sentiment-analysis') assert.equal(r.label, 'POSITIVE', `${where}: sentiment label`);
     if (r.task === 'translation') assert.equal(r.text, GOLDEN_TRANSLATION, `${where}: translation`);
     if (r.task === 'image-to-text') assert.ok(typeof r.text === 'string' && r.text.split(' ').length >= 2, `${where}: caption ${r.text}`);
+    if (r.task === 'visual-question-answering') assert.ok(typeof r.answer === 'string' && r.answer.length > 0, `${where}: answer ${r.answer}`);
     const maps = Array.isArray(r.maps) ? r.maps.length : r.maps;
     assert.ok(maps > 0, `${where}: ${r.task} returns attention maps`);
   }

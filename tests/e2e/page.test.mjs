@@ -604,7 +604,7 @@ test('user text is never inserted as HTML: markup in every text field, through e
     (els) => els.filter((e) => !e.closest('#lab')).map((e) => e.id).sort());
   // Every text field of the page is covered here (a new one must be added to the demos run below); those of the
   // attention lab by tests/e2e/lab.test.mjs.
-  assert.deepEqual(fields, ['al-target', 'st-input', 'tr-input']);
+  assert.deepEqual(fields, ['al-target', 'ptr-input', 'st-input', 'tr-input', 'vqa-question']);
   await page.selectOption('#tr-model', 'de-en-transformer');
   await page.selectOption('#st-model', 'sst2-selfattn');
   for (const payload of XSS) {
@@ -616,6 +616,14 @@ test('user text is never inserted as HTML: markup in every text field, through e
     await page.waitForFunction(() => !document.getElementById('cmp-run').disabled, null, { timeout: 120_000 });
     statuses.push(await submit('#st-run', '#st-status', 60_000));
     for (const st of statuses) assert.doesNotMatch(st, /Error|crashed/, st);
+    // The number-sorting and VQA demos refuse markup (not numbers; no known question word) or answer it: either way
+    // their messages are text, the models keep working.
+    for (const [run, status] of [['#ptr-run', '#ptr-status'], ['#vqa-run', '#vqa-status']]) {
+      await page.$eval(status, (e) => { e.textContent = ''; });
+      const st = await submit(run, status, 90_000);
+      assert.doesNotMatch(st, /crashed/, st);
+      assert.equal(await page.$eval(status, (e) => e.children.length), 0, `${status} holds text only`);
+    }
     assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined', `${payload}: no script ran`);
     assert.equal(await page.$$eval('img[src="x"], script:not([src]), [onerror]', (e) => e.length), 0, `${payload}: no element from the text`);
     // Where the text (or its translation) is shown, it is text: no child elements.

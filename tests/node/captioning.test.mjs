@@ -154,6 +154,7 @@ test('options and dispose', async () => {
   await assert.rejects(caption(img, { num_beams: 0 }), RangeError);
   await assert.rejects(caption(img, { max_new_tokens: 1.5 }), RangeError);
   await assert.rejects(caption(img, { output_attentions: 'yes' }), TypeError);
+  await assert.rejects(caption(img, { allow_unk: 1 }), (e) => e instanceof TypeError && /allow_unk/.test(e.message));
   const r = await caption(img, { output_attentions: false, max_new_tokens: 2 });
   assert.deepEqual(r.attentions, []);
   assert.ok(r.tokens.length <= 2);
@@ -195,12 +196,30 @@ for (const name of ['flickr8k-mobilenet', 'shapes']) {
       } else {
         img = rgbaFromTensor(g[`${p}pixels`]);
       }
-      const gr = await caption(img, { num_beams: 1 });
+      // the reference search (sat.py) may choose <unk>: allow_unk reproduces it
+      const gr = await caption(img, { num_beams: 1, allow_unk: true });
       assert.equal(gr.text, c.greedy.text, `${name} ${c.name} greedy`);
       assertTensorClose(gr.attentions[0], g[`${p}greedy/attention`], `${name} ${c.name} greedy attention`);
-      const b = await caption(img, { num_beams: c.beam.num_beams });
+      const b = await caption(img, { num_beams: c.beam.num_beams, allow_unk: true });
       assert.equal(b.text, c.beam.text, `${name} ${c.name} beam`);
       assertTensorClose(b.attentions[0], g[`${p}beam/attention`], `${name} ${c.name} beam attention`);
+      // by default <unk> is never emitted (the flickr8k cat golden says "... sitting on a <unk> ."): greedy follows
+      // the golden caption up to its first <unk> and takes the best other word of the golden logits there
+      const unk = 3;
+      const gd = await caption(img, { num_beams: 1 });
+      const bd = await caption(img, { num_beams: c.beam.num_beams });
+      assert.ok(!gd.tokens.includes('<unk>') && !bd.tokens.includes('<unk>'), `${name} ${c.name}: <unk> emitted`);
+      const at = c.greedy.token_ids.indexOf(unk);
+      if (at < 0) {
+        assert.equal(gd.text, c.greedy.text);
+      } else {
+        assert.deepEqual(Array.from(gd.token_ids).slice(0, at), c.greedy.token_ids.slice(0, at));
+        const logits = g[`${p}greedy/logits`].data;
+        const V = logits.length / g[`${p}greedy/logits`].dims[0];
+        let best = -1;
+        for (let v = 0; v < V; v++) if (v !== unk && (best < 0 || logits[at * V + v] > logits[at * V + best])) best = v;
+        assert.equal(gd.token_ids[at], best, `${name} ${c.name}: the best word other than <unk>`);
+      }
       // forced captions (attend) against PyTorch teacher forcing (forced_goldens.py), abs <= 1e-4
       if (!forced) continue;
       const fc = forced.meta.cases[i];

@@ -12,9 +12,9 @@ import { bundleFileNames, resolveModelUrl } from '../../wasm/models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-test('listTasks names the three tasks and a default model for each, and every default is a shipped bundle', async () => {
+test('listTasks names every task and a default model for each, and every default is a shipped bundle', async () => {
   const tasks = listTasks();
-  assert.deepEqual(tasks.map((t) => t.task).sort(), ['image-to-text', 'sentiment-analysis', 'translation']);
+  assert.deepEqual(tasks.map((t) => t.task).sort(), ['image-to-text', 'number-sorting', 'sentiment-analysis', 'translation', 'visual-question-answering']);
   for (const t of tasks) assert.ok(t.models.includes(t.defaultModel), t.task);
   for (const name of ['sst2-selfattn', 'sst2-relation', 'de-en-transformer']) {
     const b = await loadBundle(name);

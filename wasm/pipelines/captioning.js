@@ -17,7 +17,8 @@
 // so large ImageData (8000×8000 = 256 MB) costs no second copy. Browser-decoded images above 16 777 216 pixels are
 // first drawn at a smaller size (aspect kept) to bound the canvas memory.
 // Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
-// counting the <end> step), output_attentions (default true).
+// counting the <end> step), output_attentions (default true), allow_unk (default false: the search never emits
+// '<unk>' — greedy takes the best other word, beam search never keeps it; true = the reference search exactly).
 // Errors, before WebAssembly runs (wasm/pipelines/input.js): a wrong type (data not a Uint8Array /
 // Uint8ClampedArray, width '10', num_beams '3') is a TypeError, and so are pixels whose ArrayBuffer was detached
 // (transferred); a width/height that is NaN, ±Infinity, negative, not an integer, 0 or above 65536, channels other
@@ -38,7 +39,7 @@ import { checkBool, checkBytes, checkInt, describe as describeValue, toWellForme
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
-const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions'];
+const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'allow_unk'];
 const ATTEND_OPTIONS = ['output_attentions'];
 const MAX_BROWSER_PIXELS = 16777216;
 const MAX_SIDE = 65536;
@@ -153,7 +154,8 @@ function checkPixels(input) {
   return { data, width, height, channels };
 }
 
-async function toPixels(input) {
+// Also used by the visual-question-answering pipeline (pipelines/vqa.js).
+export async function toPixels(input) {
   if (input !== null && typeof input === 'object' && isPixelArray(input.data) && 'width' in input && 'height' in input) {
     // ImageData or { data, width, height, channels? }
     return checkPixels(input);
@@ -227,6 +229,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     if (o.max_new_tokens !== undefined) params.max_new_tokens = checkInt(o.max_new_tokens, 'max_new_tokens', 1, 1000);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     params.output_attentions = outputAttentions;
+    params.allow_unk = checkBool(o.allow_unk, 'allow_unk') ?? false;
     const paramsJson = JSON.stringify(params);
     if (Array.isArray(input)) {
       const out = [];

@@ -40,6 +40,8 @@ def main():
     ap.add_argument("--data-dir", default=mobilenet.DEFAULT_DATA_DIR)
     ap.add_argument("--cache-dir", default=os.path.join(HERE, "cache"))
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--splits", nargs="+", default=["train", "dev", "test"], choices=["train", "dev", "test"],
+                    help="which splits (training needs train and dev; test only for evaluate.py --checkpoint)")
     ap.add_argument("--max-minutes", type=float, default=30.0)
     ap.add_argument("--threads", type=int, default=2,
                     help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
@@ -55,7 +57,7 @@ def main():
     print("reading", tar_path, flush=True)
     with tarfile.open(tar_path) as tar:
         members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
-        for split in ("train", "dev", "test"):
+        for split in args.splits:
             names = read_split(args.data_dir, split)
             n = len(names)
             json.dump(names, open(os.path.join(args.cache_dir, "flickr8k_%s_names.json" % split), "w"))

@@ -220,6 +220,21 @@ def check_cell_channels_and_box_targets():
                 assert tgt[t].sum() == 0
 
 
+def check_concepts():
+    """concepts.py: the pooling sits between the mean (r -> 0) and the max (r -> inf) of the cell scores; average
+    precision on a hand-made ranking; labels mark the words of any of a photo's captions."""
+    import numpy as np
+    import concepts
+    x = torch.tensor([[[0.0], [1.0], [3.0]]])  # [B=1, L=3, K=1]
+    assert abs(float(concepts.lse_pool(x, 1e-4)) - 4.0 / 3) < 1e-3
+    assert abs(float(concepts.lse_pool(x, 200.0)) - (3.0 - np.log(3) / 200)) < 1e-4
+    # ranking 1, 0, 1: precision 1 at the first hit, 2/3 at the second -> AP (1 + 2/3) / 2
+    ap = concepts.average_precision(np.array([[3.0], [2.0], [1.0]]), np.array([[1.0], [0.0], [1.0]]))
+    assert abs(ap - (1 + 2 / 3) / 2) < 1e-9
+    y = concepts.labels([["A dog runs .", "The dog ."], ["Two men ."]], ["dog", "men", "run"])
+    assert y.tolist() == [[1, 0, 0], [0, 1, 0]]
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):

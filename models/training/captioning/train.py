@@ -126,6 +126,14 @@ def main():
                          "Correctness in Neural Image Captioning'): for every size/colour/shape word of a TRAINING "
                          "caption, -log of the attention mass on the grid cells whose centre lies in that object's "
                          "box (the generator's ground truth). Changes the loss only, not the decoder equations")
+    ap.add_argument("--cam-sup", type=float, default=0.0,
+                    help="flickr8k: weight of weak attention supervision without boxes: at every step that predicts a "
+                         "word with a detector in --cam-file (concepts.py: word maps learned from the captions by "
+                         "multiple-instance learning), the cross entropy -sum_i t_i log alpha_i towards "
+                         "t = softmax(x(w) / --cam-temp), x(w) the word's cell scores on the photo. Loss only: the "
+                         "decoder equations (and the engine) are unchanged")
+    ap.add_argument("--cam-file", default=None, help="concepts.py output (default: runs/concepts.pt)")
+    ap.add_argument("--cam-temp", type=float, default=1.0, help="temperature of the --cam-sup target maps")
     ap.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0 = all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
@@ -189,6 +197,23 @@ def main():
         pb = torch.cat([pb, torch.zeros(2)])
         tr_p = np.concatenate([tr_p, np.broadcast_to(scale * pos, tr_p.shape[:2] + (2,))], axis=2).astype(np.float32)
         dv_p = np.concatenate([dv_p, np.broadcast_to(scale * pos, dv_p.shape[:2] + (2,))], axis=2).astype(np.float32)
+    cam_targets = None
+    if args.cam_sup > 0:
+        # per training image: {word id: target map [L]} for the caption words that have a detector
+        ck = torch.load(args.cam_file or os.path.join(HERE, "runs", "concepts.pt"))
+        det = {stoi[w]: k for k, w in enumerate(ck["words"]) if w in stoi}
+        cam_targets = []
+        for i, ts in enumerate(tr_tok):
+            ids = sorted({stoi[t] for c in ts for t in c if t in stoi and stoi[t] in det})
+            if not ids:
+                cam_targets.append({})
+                continue
+            x = torch.from_numpy(tr_feats[i].astype(np.float32)) @ ck["weight"][[det[j] for j in ids]].T \
+                + ck["bias"][[det[j] for j in ids]]  # [L, n]
+            t = torch.softmax(x / args.cam_temp, dim=0)
+            cam_targets.append({j: t[:, q].clone() for q, j in enumerate(ids)})
+        print("cam-sup: %d detector words in the vocabulary, %.1f supervised words per training photo" % (
+            len(det), sum(len(c) for c in cam_targets) / len(cam_targets)), flush=True)
     model.feat_proj.weight.data.copy_(pw)
     model.feat_proj.bias.data.copy_(pb)
     if args.init_state == "const":
@@ -261,6 +286,17 @@ def main():
                 if bool(on.any()):
                     mass = (alphas * tgt).sum(2)[on]
                     loss = loss + args.att_sup * -torch.log(mass + 1e-6).mean()
+            if cam_targets is not None:
+                tgt = torch.zeros(len(b), T - 1, alphas.size(2))
+                for r, i in enumerate(b):
+                    ct = cam_targets[pairs[i][0]]
+                    for j, w in enumerate(pairs[i][1][1:-1]):
+                        if w in ct:
+                            tgt[r, j] = ct[w]
+                on = tgt.sum(2) > 0
+                if bool(on.any()):
+                    xent = -(tgt * torch.log(alphas + 1e-8)).sum(2)[on]
+                    loss = loss + args.cam_sup * xent.mean()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)

@@ -33,9 +33,11 @@ for (const { task, defaultModel } of listTasks()) {
   const input = task === 'image-to-text' ? testImage() : INPUTS[task];
   try {
     const run = await pipeline(task, defaultModel);
-    const out = await run(input, task === 'translation' ? { num_beams: 4, output_attentions: true } : { output_attentions: true });
+    const out = task === 'visual-question-answering'
+      ? await run(testImage(), 'what colour is the square?', { output_attentions: true })
+      : await run(input, task === 'translation' ? { num_beams: 4, output_attentions: true } : { output_attentions: true });
     results.push({
-      task, model: run.model, label: out.label, score: out.score, text: out.text,
+      task, model: run.model, label: out.label, score: out.score, text: out.text, answer: out.answer,
       maps: (out.attentions ?? []).map((m) => ({ name: m.name, dims: m.dims, finite: m.data.every(Number.isFinite) })),
     });
     run.dispose();

@@ -26,8 +26,10 @@ async function main() {
     try {
       const run = await pipeline(task, defaultModel);
       const input = task === 'image-to-text' ? testImage() : INPUTS[task];
-      const out = await run(input, task === 'translation' ? { num_beams: 4, output_attentions: true } : { output_attentions: true });
-      results.push({ task, model: run.model, label: out.label, text: out.text, maps: (out.attentions ?? []).length });
+      const out = task === 'visual-question-answering'
+        ? await run(testImage(), 'what colour is the square?', { output_attentions: true })
+        : await run(input, task === 'translation' ? { num_beams: 4, output_attentions: true } : { output_attentions: true });
+      results.push({ task, model: run.model, label: out.label, text: out.text, answer: out.answer, maps: (out.attentions ?? []).length });
       run.dispose();
     } catch (err) {
       results.push({ task, model: defaultModel, error: err.message });

@@ -38,3 +38,18 @@ export async function sentences(): Promise<number> {
   translate.dispose();
   return spans.length + words.length;
 }
+
+// Sorting numbers with the pointer network: the pointer distribution of every output step.
+export async function sortNumbers(): Promise<number> {
+  const sort = await pipeline('number-sorting');
+  const out = await sort('5, 3, 9, 1');
+  const again = await sort(Float64Array.of(2, 1), { encoder_attentions: false });
+  const order: number[] = out.order;
+  const pointer = out.attentions.find((m) => m.name === 'pointer');
+  const step: Float32Array = out.step_probabilities;
+  const ok: boolean = out.sorted_ok && again.sorted_ok;
+  // @ts-expect-error not an option of number-sorting
+  await sort([1, 2], { num_beams: 2 });
+  sort.dispose();
+  return order.length + (pointer?.data.length ?? 0) + step.length + sort.maxLength + (ok ? 1 : 0);
+}

@@ -1,0 +1,67 @@
+// Embind bindings of api::PointerSorter (src/api/pointer.h); wasm/pipelines/pointer.js wraps them as the
+// 'number-sorting' pipeline. Bytes in, plain objects out (results copied out of the heap), every C++ exception
+// turned into a JS Error by guarded().
+#include "bindings_common.h"
+
+using emscripten::val;
+namespace api = attnlens::api;
+using namespace attnlens::wasm_bind;
+
+namespace {
+
+class PointerSortBinding {
+ public:
+  explicit PointerSortBinding(std::unique_ptr<api::PointerSorter> sorter) : sorter_(std::move(sorter)) {}
+
+  // values: a Float64Array (wasm/pipelines/pointer.js checks and converts what the caller gave) → plain object.
+  val sort(const val& values, const std::string& params_json) const {
+    return guarded([&] {
+      attnlens::require(values.instanceof(val::global("Float64Array")), "PointerSorter.sort: values must be a Float64Array");
+      const std::vector<double> v = emscripten::convertJSArrayToNumberVector<double>(values);
+      const api::PointerSortResult r = sorter_->sort(v, api::pointer_sort_params(params_json));
+      val out = val::object();
+      out.set("inputs", js_copy(r.inputs));
+      std::vector<double> order(r.order.begin(), r.order.end());
+      out.set("order", js_copy(order));
+      out.set("sorted", js_copy(r.sorted));
+      out.set("stepProbabilities", js_copy(r.step_probabilities));
+      out.set("sortedOk", r.sorted_ok);
+      val maps = val::array();
+      for (const auto& m : r.attentions) {
+        val js = val::object();
+        js.set("name", m.name);
+        js.set("layer", m.layer);
+        js.set("head", m.head);
+        val dims = val::array();
+        for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
+        js.set("dims", dims);
+        js.set("data", js_copy(m.data));
+        maps.call<void>("push", js);
+      }
+      out.set("attentions", maps);
+      return out;
+    });
+  }
+  double max_length() const { return static_cast<double>(sorter_->max_length()); }
+
+ private:
+  std::unique_ptr<api::PointerSorter> sorter_;
+};
+
+// fromBundle(configText, weights: Uint8Array, name)
+PointerSortBinding* from_bundle(const std::string& config_text, const std::string& weights, const std::string& name) {
+  return guarded([&] {
+    auto sorter = api::PointerSorter::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
+                                                  name.empty() ? std::string("<memory>") : name);
+    return new PointerSortBinding(std::move(sorter));
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_pointer) {
+  emscripten::class_<PointerSortBinding>("PointerSorter")
+      .class_function("fromBundle", &from_bundle, emscripten::allow_raw_pointers())
+      .function("sort", &PointerSortBinding::sort)
+      .function("maxLength", &PointerSortBinding::max_length);
+}

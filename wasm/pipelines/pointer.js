@@ -1,0 +1,128 @@
+// The 'number-sorting' pipeline (alias 'pointer-sort'): a pointer network (Vinyals et al. 2015) that sorts numbers
+// and returns the pointer distribution of every output step. pipeline.js calls createPointerSortPipeline(bundle,
+// options) after `await init()`.
+//
+//   const sort = await pipeline('number-sorting');            // model 'pointer-sort'
+//   const out = await sort('5, 3, 9, 1');                     // or sort([5, 3, 9, 1])
+//   // { sorted: [1, 3, 5, 9], order: [3, 1, 0, 2], values: [5, 3, 9, 1], sorted_ok: true,
+//   //   step_probabilities: Float32Array [p of each chosen position], inputs: Float32Array (min–max scaled),
+//   //   attentions: [{ name: 'pointer', layer: -1, head: -1, dims: [4, 4], data },   // row = output step
+//   //                { name: 'encoder_self', layer, head, dims: [4, 4], data }, …] }
+//
+// Input: an array of numbers, a typed array (Float64Array, Float32Array, Int32Array, …), or a string of numbers
+// separated by commas, semicolons or white space ("5, 3 9;1"; decimal syntax such as -2.5e3). 1 ≤ n ≤ maxLength
+// (50 for pointer-sort). Errors, checked in JS before the engine runs: an element that is not a number, or a string
+// item that is not a decimal number ("abc"), is a TypeError naming it; NaN, ±Infinity, an empty list and more than
+// maxLength numbers are RangeErrors. Equal numbers keep their input order. The model is trained on 1–10 numbers
+// and is less accurate on longer lists: the output is always a permutation of the input, and `sorted_ok` says
+// whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
+import { getModule } from '../core.js';
+import { checkBool, checkBytes, describe, isDetached } from './input.js';
+
+const TASK = 'number-sorting';
+const RUN_OPTIONS = ['encoder_attentions'];
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function checkOptions(options, known, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`attnlens: ${where} options must be an object`);
+  }
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
+      `(known: ${known.length > 0 ? known.join(', ') : 'none'})`);
+  }
+  return options;
+}
+
+const show = (s) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+
+/** The numbers of a string, array or typed array, checked (see above); `maxLength` from the model. */
+export function parseNumbers(input, maxLength) {
+  let values;
+  if (typeof input === 'string') {
+    const items = input.split(/[\s,;]+/).filter((s) => s.length > 0);
+    values = items.map((item, i) => {
+      if (!DECIMAL.test(item)) {
+        throw new TypeError(`attnlens: ${TASK}: item ${i + 1} (${show(item)}) is not a number`);
+      }
+      const v = Number(item);
+      if (!Number.isFinite(v)) {
+        throw new RangeError(`attnlens: ${TASK}: item ${i + 1} (${show(item)}) is too large (beyond ±1.8e308)`);
+      }
+      return v;
+    });
+  } else if (Array.isArray(input) || (ArrayBuffer.isView(input) && !(input instanceof DataView))) {
+    if (ArrayBuffer.isView(input) && isDetached(input)) {
+      throw new TypeError(`attnlens: ${TASK}: the input is a view of a detached ArrayBuffer; pass a copy`);
+    }
+    if (typeof input[0] === 'bigint' || input instanceof BigInt64Array || input instanceof BigUint64Array) {
+      throw new TypeError(`attnlens: ${TASK}: the input must hold numbers, not BigInts`);
+    }
+    values = Array.from(input, (v, i) => {
+      if (typeof v !== 'number') {
+        throw new TypeError(`attnlens: ${TASK}: item ${i + 1} must be a number, got ${describe(v)}`);
+      }
+      if (!Number.isFinite(v)) {
+        throw new RangeError(`attnlens: ${TASK}: item ${i + 1} is ${String(v)}; every number must be finite`);
+      }
+      return v;
+    });
+  } else {
+    throw new TypeError(`attnlens: ${TASK} input must be an array of numbers or a string of numbers, got ${describe(input)}`);
+  }
+  if (values.length === 0) throw new RangeError(`attnlens: ${TASK}: empty input: give at least one number to sort`);
+  if (values.length > maxLength) {
+    throw new RangeError(`attnlens: ${TASK}: too many numbers: got ${values.length}, this model sorts at most ${maxLength}`);
+  }
+  return values;
+}
+
+/**
+ * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array> }} bundle
+ * @param {object} [options] none yet
+ */
+export async function createPointerSortPipeline(bundle, options = {}) {
+  checkOptions(options, [], `${TASK} pipeline`);
+  const config = bundle.config;
+  const weightsName = config.weights ?? 'weights.safetensors';
+  const weights = bundle.files?.[weightsName];
+  if (!(weights instanceof Uint8Array)) {
+    throw new Error(`attnlens: ${TASK} model ${bundle.name}: the bundle lacks ${weightsName}`);
+  }
+  const configText = bundle.configText ?? JSON.stringify(config);
+  let engine = getModule().PointerSorter.fromBundle(configText,
+    checkBytes(weights, `${TASK} model ${bundle.name}: ${weightsName}`), String(bundle.name ?? ''));
+  const maxLength = engine.maxLength();
+  const modelName = bundle.name;
+
+  const run = async (input, runOptions = {}) => {
+    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${modelName}) has been disposed`);
+    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
+    const encoderAttentions = checkBool(o.encoder_attentions, 'encoder_attentions') ?? true;
+    const values = parseNumbers(input, maxLength);
+    const r = engine.sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
+    return {
+      values,
+      sorted: Array.from(r.sorted),
+      order: Array.from(r.order),
+      sorted_ok: r.sortedOk,
+      step_probabilities: r.stepProbabilities,
+      inputs: r.inputs,
+      attentions: r.attentions,
+    };
+  };
+  run.task = TASK;
+  run.model = modelName;
+  run.config = config;
+  run.maxLength = maxLength;
+  run.dispose = () => {
+    if (engine !== null) {
+      engine.delete();
+      engine = null;
+    }
+  };
+  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
+  return run;
+}
