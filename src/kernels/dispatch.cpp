@@ -176,6 +176,37 @@ void gemv_nt(std::size_t n, std::size_t k, const float* x, const float* b, std::
   table().gemv_nt(n, k, x, b, ldb, y, accumulate);
 }
 
+PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb) {
+  check_leading_dim("pack_rows", "ldb", ldb, k);
+  require(n == 0 || k == 0 || b != nullptr, "pack_rows: the matrix is null");
+  PackedMatrix w;
+  w.rows = n;
+  w.cols = k;
+  w.data.assign((n + kPanel - 1) / kPanel * kPanel * k, 0.0f);
+  for (std::size_t j = 0; j < n; ++j) {
+    float* dst = w.data.data() + (j / kPanel) * kPanel * k + j % kPanel;
+    const float* src = b + j * ldb;
+    for (std::size_t p = 0; p < k; ++p) dst[p * kPanel] = src[p];
+  }
+  return w;
+}
+
+void packed_row(const PackedMatrix& w, std::size_t j, float* out) {
+  if (j >= w.rows) throw Error("packed_row: row " + std::to_string(j) + " of " + std::to_string(w.rows));
+  const float* src = w.data.data() + (j / kPanel) * kPanel * w.cols + j % kPanel;
+  for (std::size_t p = 0; p < w.cols; ++p) out[p] = src[p * kPanel];
+}
+
+void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
+                   float* y, std::size_t ldy, Activation act) {
+  check_leading_dim("linear_packed", "ldx", ldx, w.cols);
+  check_leading_dim("linear_packed", "ldy", ldy, w.rows);
+  if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
+    throw Error("linear_packed: the packed matrix does not hold rows × cols");
+  const KernelTable& t = table();
+  for (std::size_t i = 0; i < m; ++i) t.gemv_packed(w.rows, w.cols, x + i * ldx, w.data.data(), y + i * ldy, bias, act);
+}
+
 float dot(const float* a, const float* b, std::size_t n) { return table().dot(a, b, n); }
 void axpy(float alpha, const float* x, float* y, std::size_t n) { table().axpy(alpha, x, y, n); }
 void add(const float* x, float* y, std::size_t n) { table().add(x, y, n); }

@@ -26,6 +26,9 @@ struct KernelTable {
                bool accumulate);
   void (*gemv_nt)(std::size_t n, std::size_t k, const float* x, const float* b, std::size_t ldb, float* y,
                   bool accumulate);
+  // y[n] = act(B·x + bias), B packed in panels (kernels.h, PackedMatrix); bias may be null.
+  void (*gemv_packed)(std::size_t n, std::size_t k, const float* x, const float* panels, float* y,
+                      const float* bias, Activation act);
   float (*dot)(const float* a, const float* b, std::size_t n);
   void (*axpy)(float alpha, const float* x, float* y, std::size_t n);
   void (*add)(const float* x, float* y, std::size_t n);

@@ -76,6 +76,17 @@ void gemv_nt_ref(std::size_t n, std::size_t k, const float* x, const float* b, s
   }
 }
 
+void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, float* y, Activation act) {
+  for (std::size_t j = 0; j < w.rows; ++j) {
+    const float* col = w.data.data() + (j / kPanel) * kPanel * w.cols + j % kPanel;
+    float s = bias != nullptr ? bias[j] : 0.0f;
+    for (std::size_t p = 0; p < w.cols; ++p) s += col[p * kPanel] * x[p];
+    if (act != Activation::none) s = s < 0.0f ? 0.0f : s;
+    if (act == Activation::relu6 && s > 6.0f) s = 6.0f;
+    y[j] = s;
+  }
+}
+
 float dot_ref(const float* a, const float* b, std::size_t n) {
   float s = 0.0f;
   for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];

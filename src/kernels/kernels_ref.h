@@ -21,6 +21,9 @@ void gemm_bias_act_ref(std::size_t m, std::size_t n, std::size_t k, const float*
 void gemm_nt_bias_act_ref(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                           const float* b, std::size_t ldb, float* c, std::size_t ldc, const float* bias,
                           Activation act);
+// y = act(B·x + bias) with B packed (kernels.h): the plain loop over the packed layout.
+void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, float* y,
+                     Activation act = Activation::none);
 float dot_ref(const float* a, const float* b, std::size_t n);
 void axpy_ref(float alpha, const float* x, float* y, std::size_t n);
 void add_ref(const float* x, float* y, std::size_t n);

@@ -355,6 +355,48 @@ void gemv_nt(std::size_t n, std::size_t k, const float* x, const float* b, std::
   }
 }
 
+// y = act(B·x + bias) with B in panels of kPanel outputs, k-major (kernels.h). Per panel, for every p: one
+// broadcast of x[p] and kPanel/W loads, straight down the panel; even and odd p go to two sets of accumulators
+// (SSE2/WASM: 4 chains of 4 lanes, AVX2: 2 of 8), so the adds' latency overlaps. No horizontal sums.
+template <class Arch>
+void gemv_packed(std::size_t n, std::size_t k, const float* x, const float* panels, float* y, const float* bias,
+                 Activation act) {
+  using B = Batch<Arch>;
+  constexpr std::size_t w = B::size;
+  constexpr std::size_t V = kPanel / w;
+  static_assert(kPanel % w == 0, "a panel is a whole number of vectors");
+  const std::size_t k2 = k - k % 2;
+  for (std::size_t j0 = 0; j0 < n; j0 += kPanel) {
+    const float* q = panels + j0 * k;
+    B even[V], odd[V];
+    for (std::size_t v = 0; v < V; ++v) even[v] = odd[v] = B(0.0f);
+    std::size_t p = 0;
+    for (; p < k2; p += 2) {
+      const B x0(x[p]), x1(x[p + 1]);
+      const float* w0 = q + p * kPanel;
+      for (std::size_t v = 0; v < V; ++v) even[v] = xsimd::fma(x0, B::load_unaligned(w0 + v * w), even[v]);
+      for (std::size_t v = 0; v < V; ++v) odd[v] = xsimd::fma(x1, B::load_unaligned(w0 + kPanel + v * w), odd[v]);
+    }
+    if (p < k) {
+      const B x0(x[p]);
+      for (std::size_t v = 0; v < V; ++v)
+        even[v] = xsimd::fma(x0, B::load_unaligned(q + p * kPanel + v * w), even[v]);
+    }
+    if (j0 + kPanel <= n) {
+      for (std::size_t v = 0; v < V; ++v) {
+        B r = even[v] + odd[v];
+        if (bias != nullptr) r += B::load_unaligned(bias + j0 + v * w);
+        activate<Arch>(r, act).store_unaligned(y + j0 + v * w);
+      }
+    } else {  // the zero-padded last panel: only its first n − j0 outputs exist
+      alignas(64) float out[kPanel];
+      for (std::size_t v = 0; v < V; ++v) (even[v] + odd[v]).store_unaligned(out + v * w);
+      for (std::size_t i = 0; j0 + i < n; ++i)
+        y[j0 + i] = activate_scalar(out[i] + (bias != nullptr ? bias[j0 + i] : 0.0f), act);
+    }
+  }
+}
+
 // ============================================================================================ vector ops
 template <class Arch>
 float dot(const float* a, const float* b, std::size_t n) {
@@ -802,6 +844,7 @@ KernelTable make_kernel_table() {
   t.gemm_workspace_floats = &gemm_workspace_floats<Arch>;
   t.gemv = &gemv<Arch>;
   t.gemv_nt = &gemv_nt<Arch>;
+  t.gemv_packed = &gemv_packed<Arch>;
   t.dot = &dot<Arch>;
   t.axpy = &axpy<Arch>;
   t.add = &add<Arch>;

@@ -41,7 +41,7 @@ void expect_choice(const io::Bundle& b, const std::string& key, const nlohmann::
 // Shared by both families: E, b_out, sizes, and the per-step pieces every decoder needs.
 struct RnnCommon {
   std::size_t vocab = 0, emb = 0, enc_hidden = 0, max_source = kDefaultMaxSource;
-  std::vector<float> embed;     // (V, e)
+  kernels::PackedMatrix embed;  // (V, e), packed: the tied output layer is a step's largest product
   std::vector<float> out_bias;  // (V)
 
   void load(const io::Bundle& b) {
@@ -52,15 +52,17 @@ struct RnnCommon {
     require(max_source >= 2, "config.json in " + b.name() + ": max_source_positions must be at least 2");
     expect_choice(b, "shared_embeddings", "source,target,output");
     expect_choice(b, "output_bias", true);
-    embed = b.tensor("embed.weight", {vocab, emb});
+    const std::vector<float> e = b.tensor("embed.weight", {vocab, emb});
+    embed = kernels::pack_rows(vocab, emb, e.data(), emb);
     out_bias = b.tensor("out_bias", {vocab});
   }
 
-  const float* row(int id) const {
+  // out (e) = E[id]
+  void row(int id, float* out) const {
     if (id < 0 || static_cast<std::size_t>(id) >= vocab)  // (built only on failure: no allocation per step)
       throw Error("rnn-seq2seq: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                   std::to_string(vocab - 1) + ")");
-    return embed.data() + static_cast<std::size_t>(id) * emb;
+    kernels::packed_row(embed, static_cast<std::size_t>(id), out);
   }
 
   // x (S, e) = E[src]
@@ -69,16 +71,13 @@ struct RnnCommon {
     require(src.size() <= max_source, "rnn-seq2seq: the source has " + std::to_string(src.size()) +
                                           " ids, more than max_source_positions " + std::to_string(max_source));
     std::vector<float> x(src.size() * emb);
-    for (std::size_t i = 0; i < src.size(); ++i) std::copy_n(row(src[i]), emb, x.data() + i * emb);
+    for (std::size_t i = 0; i < src.size(); ++i) row(src[i], x.data() + i * emb);
     return x;
   }
 
   // logits (N, V) = o (N, e) Eᵀ + b_out
-  // (Row by row: for a beam's few rows, single-row calls are faster than one small-m GEMM with these kernels.)
   void output(const float* o, std::size_t n, float* logits) const {
-    for (std::size_t i = 0; i < n; ++i)
-      kernels::gemm_nt_bias_act(1, vocab, emb, o + i * emb, emb, embed.data(), emb, logits + i * vocab, vocab,
-                                out_bias.data(), kernels::Activation::none);
+    kernels::linear_packed(n, o, emb, embed, out_bias.data(), logits, vocab);
   }
 };
 
@@ -145,13 +144,15 @@ class RnnAdditive : public Seq2SeqModel {
     init_w_ = b.tensor("init_proj.weight", {Dh, H});
     init_b_ = b.tensor("init_proj.bias", {Dh});
     key_w_ = b.tensor("attn_key.weight", {A, 2 * H});
-    query_w_ = b.tensor("attn_query.weight", {A, Dh});
+    const std::vector<float> query_w = b.tensor("attn_query.weight", {A, Dh});
+    query_p_ = kernels::pack_rows(A, Dh, query_w.data(), Dh);
     query_b_ = b.tensor("attn_query.bias", {A});
     v_ = b.tensor("attn_v.weight", {1, A});
     std::vector<nn::Gru::Direction> cell;
     cell.push_back(load_direction<nn::Gru>(b, "decoder.", "", 3, e + 2 * H, Dh));
     decoder_ = nn::Gru(e + 2 * H, Dh, std::move(cell));
-    readout_w_ = b.tensor("readout.weight", {e, Dh + 2 * H + e});
+    const std::vector<float> readout_w = b.tensor("readout.weight", {e, Dh + 2 * H + e});
+    readout_p_ = kernels::pack_rows(e, Dh + 2 * H + e, readout_w.data(), Dh + 2 * H + e);
     readout_b_ = b.tensor("readout.bias", {e});
     b.check_all_tensors_used();
   }
@@ -190,11 +191,9 @@ class RnnAdditive : public Seq2SeqModel {
       float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
       for (std::size_t r = 0; r < N; ++r) {
         float* s = state_.data() + r * Dh;
-        const float* ey = m_.c_.row(prev[r]);
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
         // e_ti = vᵀ tanh(W_q s + b_q + U h_i)
-        kernels::gemv_nt(A, Dh, s, m_.query_w_.data(), Dh, q_.data());
-        kernels::add(m_.query_b_.data(), q_.data(), A);
+        kernels::linear_packed(1, s, Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
         for (std::size_t i = 0; i < S; ++i) {
           float* t = tmp_.data() + i * A;
           std::copy_n(enc_.keys.data() + i * A, A, t);
@@ -205,16 +204,15 @@ class RnnAdditive : public Seq2SeqModel {
         kernels::softmax(alpha, S);
         if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
         // c_t = Σ a_ti h_i;  s_t = GRUCell([E y; c_t], s)
-        std::copy_n(ey, e, in_.data());
+        m_.c_.row(prev[r], in_.data());  // E y
         kernels::gemv(C, S, alpha, enc_.memory.data(), C, in_.data() + e);
         nn::gru_cell_step(m_.decoder_.cell(0), in_.data(), s, scratch_.data());
         // o_t = tanh(W_r [s_t; c_t; E y] + b_r)
         std::copy_n(s, Dh, readout_in_.data());
         std::copy_n(in_.data() + e, C, readout_in_.data() + Dh);
-        std::copy_n(ey, e, readout_in_.data() + Dh + C);
+        std::copy_n(in_.data(), e, readout_in_.data() + Dh + C);
         float* o = o_.data() + r * e;
-        kernels::gemv_nt(e, Dh + C + e, readout_in_.data(), m_.readout_w_.data(), Dh + C + e, o);
-        kernels::add(m_.readout_b_.data(), o, e);
+        kernels::linear_packed(1, readout_in_.data(), Dh + C + e, m_.readout_p_, m_.readout_b_.data(), o, e);
         kernels::vtanh(o, e);
       }
       m_.c_.output(o_.data(), N, logits);
@@ -270,7 +268,8 @@ class RnnAdditive : public Seq2SeqModel {
   RnnCommon c_;
   std::size_t dec_hidden_ = 0, attn_ = 0;
   nn::Gru encoder_, decoder_;
-  std::vector<float> init_w_, init_b_, key_w_, query_w_, query_b_, v_, readout_w_, readout_b_;
+  std::vector<float> init_w_, init_b_, key_w_, query_b_, v_, readout_b_;
+  kernels::PackedMatrix query_p_, readout_p_;  // (A, Dh), (e, Dh + 2H + e): read every step
 };
 
 // ============================================================================================ general (LSTM)
@@ -298,7 +297,8 @@ class RnnGeneral : public Seq2SeqModel {
       decoder_.emplace_back(in, D_, std::move(cell));
     }
     attn_w_ = b.tensor("attn_w.weight", {D_, D_});
-    combine_w_ = b.tensor("attn_combine.weight", {e, 2 * D_});
+    const std::vector<float> combine_w = b.tensor("attn_combine.weight", {e, 2 * D_});
+    combine_p_ = kernels::pack_rows(e, 2 * D_, combine_w.data(), 2 * D_);
     b.check_all_tensors_used();
   }
 
@@ -345,7 +345,7 @@ class RnnGeneral : public Seq2SeqModel {
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
         float* feed = st + L * 2 * D;
         // x_t = [E y; htilde_{t−1}]
-        std::copy_n(m_.c_.row(prev[r]), e, x_.data());
+        m_.c_.row(prev[r], x_.data());
         std::copy_n(feed, e, x_.data() + e);
         for (std::size_t l = 0; l < L; ++l) {
           float* h = st + l * 2 * D;
@@ -361,7 +361,7 @@ class RnnGeneral : public Seq2SeqModel {
         kernels::gemv(D, S, alpha, enc_.memory.data(), D, cat_.data());
         std::copy_n(h_top, D, cat_.data() + D);
         float* o = o_.data() + r * e;
-        kernels::gemv_nt(e, 2 * D, cat_.data(), m_.combine_w_.data(), 2 * D, o);
+        kernels::linear_packed(1, cat_.data(), 2 * D, m_.combine_p_, nullptr, o, e);
         kernels::vtanh(o, e);
         std::copy_n(o, e, feed);
       }
@@ -418,7 +418,8 @@ class RnnGeneral : public Seq2SeqModel {
   std::size_t D_ = 0;
   nn::Lstm encoder_;
   std::vector<nn::Lstm> decoder_;
-  std::vector<float> attn_w_, combine_w_;
+  std::vector<float> attn_w_;
+  kernels::PackedMatrix combine_p_;  // (e, 2D): read every step
 };
 
 }  // namespace

@@ -48,19 +48,28 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.init_c_b_ = t("init_c.bias", {H});
   m.att_feat_w_ = t("att_feat.weight", {A, P});
   m.att_feat_b_ = t("att_feat.bias", {A});
-  m.att_hidden_w_ = t("att_hidden.weight", {A, H});
+  {  // the step's products read packed weights (kernels.h)
+    const std::vector<float> w = t("att_hidden.weight", {A, H});
+    m.att_hidden_p_ = kernels::pack_rows(A, H, w.data(), H);
+  }
   m.att_hidden_b_ = t("att_hidden.bias", {A});
   m.att_score_w_ = t("att_score.weight", {1, A});
   m.att_score_b_ = t("att_score.bias", {1})[0];
   m.gate_w_ = t("gate.weight", {1, H});
   m.gate_b_ = t("gate.bias", {1})[0];
   m.embed_ = t("embed.weight", {V, M});
-  m.lstm_w_ih_ = t("lstm.weight_ih", {4 * H, M + P});
-  m.lstm_w_hh_ = t("lstm.weight_hh", {4 * H, H});
+  {
+    const std::vector<float> ih = t("lstm.weight_ih", {4 * H, M + P}), hh = t("lstm.weight_hh", {4 * H, H});
+    m.lstm_p_ih_ = kernels::pack_rows(4 * H, M + P, ih.data(), M + P);
+    m.lstm_p_hh_ = kernels::pack_rows(4 * H, H, hh.data(), H);
+  }
   m.lstm_bias_ = t("lstm.bias_ih", {4 * H});
   const std::vector<float> bias_hh = t("lstm.bias_hh", {4 * H});
   kernels::add(bias_hh.data(), m.lstm_bias_.data(), 4 * H);
-  m.fc_w_ = t("fc.weight", {V, H});
+  {
+    const std::vector<float> w = t("fc.weight", {V, H});
+    m.fc_p_ = kernels::pack_rows(V, H, w.data(), H);
+  }
   m.fc_b_ = t("fc.bias", {V});
   return m;
 }
@@ -109,8 +118,8 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
     throw Error("show-attend-tell: word id " + std::to_string(prev_word) + " is outside the vocabulary");
   // e_i = wᵀ tanh(keys_i + W_q h + b_q) + b_w
   std::vector<float>& q = scratch.q;
-  q.assign(att_hidden_b_.begin(), att_hidden_b_.end());
-  kernels::gemv_nt(A, H, h, att_hidden_w_.data(), H, q.data(), true);
+  q.resize(A);
+  kernels::linear_packed(1, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
   std::vector<float>& tmp = scratch.tmp;
   tmp.resize(A);
   for (std::size_t i = 0; i < L; ++i) {
@@ -133,15 +142,14 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
   nn::LstmCellWeights w;
   w.input_size = M + P;
   w.hidden_size = H;
-  w.weight_ih = lstm_w_ih_.data();
-  w.weight_hh = lstm_w_hh_.data();
+  w.packed_ih = &lstm_p_ih_;
+  w.packed_hh = &lstm_p_hh_;
   w.bias = lstm_bias_.data();
   std::vector<float>& gates = scratch.gates;
   gates.resize(4 * H);
   nn::lstm_cell_step(w, x.data(), h, c, gates.data());
   // logits = W_o h + b_o
-  std::copy(fc_b_.begin(), fc_b_.end(), logits);
-  kernels::gemv_nt(cfg_.vocab_size, H, h, fc_w_.data(), H, logits, true);
+  kernels::linear_packed(1, h, H, fc_p_, fc_b_.data(), logits, cfg_.vocab_size);
   // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
   if (first_non_finite(logits, cfg_.vocab_size) != cfg_.vocab_size)
     throw Error("show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the "

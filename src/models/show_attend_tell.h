@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "io/bundle.h"
+#include "kernels/kernels.h"
 #include "nn/lstm.h"
 
 namespace attnlens::models {
@@ -104,14 +105,17 @@ class ShowAttendTell {
   std::vector<float> init_h_w_, init_h_b_;  // [H × P], [H]
   std::vector<float> init_c_w_, init_c_b_;
   std::vector<float> att_feat_w_, att_feat_b_;      // [A × P], [A]
-  std::vector<float> att_hidden_w_, att_hidden_b_;  // [A × H], [A]
+  kernels::PackedMatrix att_hidden_p_;              // [A × H], packed (as every weight a step reads)
+  std::vector<float> att_hidden_b_;                 // [A]
   std::vector<float> att_score_w_;                  // [A]
   float att_score_b_ = 0;
   std::vector<float> gate_w_;  // [H]
   float gate_b_ = 0;
   std::vector<float> embed_;   // [V × M]
-  std::vector<float> lstm_w_ih_, lstm_w_hh_, lstm_bias_;  // [4H × (M+P)], [4H × H], b_ih + b_hh [4H]
-  std::vector<float> fc_w_, fc_b_;                        // [V × H], [V]
+  kernels::PackedMatrix lstm_p_ih_, lstm_p_hh_;  // [4H × (M+P)], [4H × H], packed
+  std::vector<float> lstm_bias_;                 // b_ih + b_hh [4H]
+  kernels::PackedMatrix fc_p_;                   // [V × H], packed
+  std::vector<float> fc_b_;                      // [V]
 };
 
 }  // namespace attnlens::models

@@ -42,12 +42,18 @@ std::size_t positive(const io::Bundle& b, const std::string& key, int max_value 
   return static_cast<std::size_t>(v);
 }
 
-Linear load_linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in) {
+// `packed`: the layer runs one row at a time (in the decoder step), so it keeps only the packed weight.
+Linear load_linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
+                   bool packed = false) {
   Linear l;
   l.out = out;
   l.in = in;
   l.weight = b.tensor(name + ".weight", {out, in});
   l.bias = b.tensor(name + ".bias", {out});
+  if (packed) {
+    l.packed = kernels::pack_rows(out, in, l.weight.data(), in);
+    l.weight = std::vector<float>();
+  }
   return l;
 }
 
@@ -55,9 +61,13 @@ Norm load_norm(const io::Bundle& b, const std::string& name, std::size_t d) {
   return Norm{b.tensor(name + ".weight", {d}), b.tensor(name + ".bias", {d})};
 }
 
-Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d) {
-  return Attention{load_linear(b, name + ".q_proj", d, d), load_linear(b, name + ".k_proj", d, d),
-                   load_linear(b, name + ".v_proj", d, d), load_linear(b, name + ".out_proj", d, d)};
+// `step`: the decoder's attention; its projections run per step (packed), except a cross attention's key and
+// value projections, which run once over the whole source (`cross`).
+Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d, bool step = false,
+                         bool cross = false) {
+  return Attention{load_linear(b, name + ".q_proj", d, d, step), load_linear(b, name + ".k_proj", d, d, step && !cross),
+                   load_linear(b, name + ".v_proj", d, d, step && !cross),
+                   load_linear(b, name + ".out_proj", d, d, step)};
 }
 
 // A few rows (the beam) go one row at a time: measured on this project's kernels, m single-row calls beat one
@@ -67,6 +77,10 @@ constexpr std::size_t kRowByRow = 8;
 // y (n, out) = x (n, in) Wᵀ + b, optionally ReLU.
 void linear(const Linear& l, const float* x, std::size_t n, float* y, bool relu = false) {
   const auto act = relu ? kernels::Activation::relu : kernels::Activation::none;
+  if (!l.packed.empty()) {
+    kernels::linear_packed(n, x, l.in, l.packed, l.bias.data(), y, l.out, act);
+    return;
+  }
   if (n <= kRowByRow) {
     for (std::size_t i = 0; i < n; ++i)
       kernels::gemm_nt_bias_act(1, l.out, l.in, x + i * l.in, l.in, l.weight.data(), l.in, y + i * l.out, l.out,
@@ -77,13 +91,8 @@ void linear(const Linear& l, const float* x, std::size_t n, float* y, bool relu 
 }
 
 // logits (n, V) = y (n, d) Eᵀ
-void tied_output(const std::vector<float>& embed, std::size_t vocab, std::size_t d, const float* y, std::size_t n,
-                 float* logits) {
-  if (n <= kRowByRow) {
-    for (std::size_t i = 0; i < n; ++i) kernels::gemm_nt(1, vocab, d, y + i * d, d, embed.data(), d, logits + i * vocab, vocab);
-    return;
-  }
-  kernels::gemm_nt(n, vocab, d, y, d, embed.data(), d, logits, vocab);
+void tied_output(const kernels::PackedMatrix& embed, std::size_t d, const float* y, std::size_t n, float* logits) {
+  kernels::linear_packed(n, y, d, embed, nullptr, logits, embed.rows);
 }
 
 // Records head hd of `x` (rows × d, heads of d_head side by side) as one [rows, d_head] map named `name`.
@@ -129,7 +138,10 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
   expect_choice(b, "attention", "scaled_dot");
   expect_choice(b, "final_norms", true);
 
-  embed_ = b.tensor("embed.weight", {vocab_, d_});
+  {
+    const std::vector<float> e = b.tensor("embed.weight", {vocab_, d_});
+    embed_ = kernels::pack_rows(vocab_, d_, e.data(), d_);
+  }
   for (std::size_t l = 0; l < n_enc; ++l) {
     const std::string p = "encoder_layers." + std::to_string(l);
     EncoderLayer e;
@@ -145,12 +157,12 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
     const std::string p = "decoder_layers." + std::to_string(l);
     DecoderLayer e;
     e.norm1 = load_norm(b, p + ".norm1", d_);
-    e.self_attn = load_attention(b, p + ".self_attn", d_);
+    e.self_attn = load_attention(b, p + ".self_attn", d_, true);
     e.norm2 = load_norm(b, p + ".norm2", d_);
-    e.cross_attn = load_attention(b, p + ".cross_attn", d_);
+    e.cross_attn = load_attention(b, p + ".cross_attn", d_, true, true);
     e.norm3 = load_norm(b, p + ".norm3", d_);
-    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_);
-    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_);
+    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_, true);
+    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_, true);
     dec_.push_back(std::move(e));
   }
   dec_norm_ = load_norm(b, "decoder_norm", d_);
@@ -177,10 +189,10 @@ void TransformerSeq2Seq::embed(const int* ids, std::size_t n, std::size_t first_
     if (pos >= max_positions_)
       throw Error("transformer-seq2seq: position " + std::to_string(pos) + " is beyond max_positions " +
                   std::to_string(max_positions_));
-    const float* e = embed_.data() + static_cast<std::size_t>(ids[i]) * d_;
     const float* pe = pe_.data() + pos * d_;
     float* xi = x + i * d_;
-    for (std::size_t j = 0; j < d_; ++j) xi[j] = e[j] * embed_scale_ + pe[j];
+    kernels::packed_row(embed_, static_cast<std::size_t>(ids[i]), xi);
+    for (std::size_t j = 0; j < d_; ++j) xi[j] = xi[j] * embed_scale_ + pe[j];
   }
 }
 
@@ -399,7 +411,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     }
     if (attention != nullptr) kernels::scale(1.0f / static_cast<float>(H), attention, N * S);
     norm_rows(m_.dec_norm_, x_.data(), N, d, m_.eps_, h_.data());
-    tied_output(m_.embed_, m_.vocab_, d, h_.data(), N, logits);
+    tied_output(m_.embed_, d, h_.data(), N, logits);
     ++pos_;
   }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "io/bundle.h"
+#include "kernels/kernels.h"
 #include "models/seq2seq.h"
 
 namespace attnlens::models {
@@ -47,8 +48,9 @@ class TransformerSeq2Seq : public Seq2SeqModel {
 
   struct Linear {  // y = x Wᵀ + b
     std::size_t out = 0, in = 0;
-    std::vector<float> weight;  // (out, in)
-    std::vector<float> bias;    // (out)
+    std::vector<float> weight;       // (out, in), for the GEMMs over a whole sequence (encoder, cross K/V)
+    kernels::PackedMatrix packed;    // or the same packed for one-row products (the decoder step); one of the two
+    std::vector<float> bias;         // (out)
   };
   struct Norm {
     std::vector<float> weight, bias;  // (d)
@@ -84,7 +86,7 @@ class TransformerSeq2Seq : public Seq2SeqModel {
 
   std::size_t vocab_ = 0, d_ = 0, heads_ = 0, d_head_ = 0, d_ff_ = 0, max_positions_ = 0;
   float eps_ = 1e-5f, embed_scale_ = 1.0f;
-  std::vector<float> embed_;  // (V, d)
+  kernels::PackedMatrix embed_;  // (V, d), packed: the tied output layer is the decoder step's largest product
   std::vector<float> pe_;     // (max_positions, d)
   std::vector<EncoderLayer> enc_;
   std::vector<DecoderLayer> dec_;

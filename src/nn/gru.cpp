@@ -14,9 +14,9 @@ namespace {
 // Runs on every step: the message is built only on failure.
 void check_cell(const GruCellWeights& w, bool needs_ih, const char* op) {
   const char* what = w.hidden_size == 0                 ? "hidden size must be positive"
-                     : w.weight_hh == nullptr           ? "weight_hh is missing"
+                     : w.weight_hh == nullptr && w.packed_hh == nullptr ? "weight_hh is missing"
                      : needs_ih && w.input_size == 0    ? "input size must be positive"
-                     : needs_ih && w.weight_ih == nullptr ? "weight_ih is missing"
+                     : needs_ih && w.weight_ih == nullptr && w.packed_ih == nullptr ? "weight_ih is missing"
                                                         : nullptr;
   if (what != nullptr) throw Error(std::string("gru: ") + op + ": " + what);
 }
@@ -24,8 +24,12 @@ void check_cell(const GruCellWeights& w, bool needs_ih, const char* op) {
 // gi [3H] = W_ih x + b_ih; gh (scratch) [3H] = W_hh h + b_hh; then PyTorch's gate arithmetic.
 void update(const GruCellWeights& w, const float* gi, float* h, float* gh) {
   const std::size_t hs = w.hidden_size, g3 = 3 * hs;
-  kernels::gemv_nt(g3, hs, h, w.weight_hh, hs, gh);
-  if (w.bias_hh != nullptr) kernels::add(w.bias_hh, gh, g3);
+  if (w.packed_hh != nullptr) {
+    kernels::linear_packed(1, h, hs, *w.packed_hh, w.bias_hh, gh, g3);
+  } else {
+    kernels::gemv_nt(g3, hs, h, w.weight_hh, hs, gh);
+    if (w.bias_hh != nullptr) kernels::add(w.bias_hh, gh, g3);
+  }
   float* rz = gh + g3;  // second half of the scratch: r and z pre-activations, then n
   for (std::size_t k = 0; k < 2 * hs; ++k) rz[k] = gi[k] + gh[k];
   kernels::vsigmoid(rz, 2 * hs);
@@ -52,8 +56,12 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
   const std::size_t g3 = 3 * w.hidden_size;
   thread_local std::vector<float> gi;  // reused: a decoder step allocates nothing once warm
   gi.resize(g3);
-  kernels::gemv_nt(g3, w.input_size, x, w.weight_ih, w.input_size, gi.data());
-  if (w.bias_ih != nullptr) kernels::add(w.bias_ih, gi.data(), g3);
+  if (w.packed_ih != nullptr) {
+    kernels::linear_packed(1, x, w.input_size, *w.packed_ih, w.bias_ih, gi.data(), g3);
+  } else {
+    kernels::gemv_nt(g3, w.input_size, x, w.weight_ih, w.input_size, gi.data());
+    if (w.bias_ih != nullptr) kernels::add(w.bias_ih, gi.data(), g3);
+  }
   update(w, gi.data(), h, scratch);
 }
 
@@ -77,14 +85,24 @@ Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction>
     check(src.bias_hh, g3, "bias_hh [3H]", true);
   }
   dirs_ = std::move(directions);
+  for (const Direction& d : dirs_) {
+    packed_ih_.push_back(kernels::pack_rows(g3, input_size, d.weight_ih.data(), input_size));
+    packed_hh_.push_back(kernels::pack_rows(g3, hidden_size, d.weight_hh.data(), hidden_size));
+  }
 }
 
 GruCellWeights Gru::cell(std::size_t direction) const {
   if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
     throw Error("gru: direction " + std::to_string(direction) + " does not exist");
   const Direction& d = dirs_[direction];
-  return GruCellWeights{input_size_, hidden_size_, d.weight_ih.data(), d.weight_hh.data(),
-                        d.bias_ih.empty() ? nullptr : d.bias_ih.data(), d.bias_hh.empty() ? nullptr : d.bias_hh.data()};
+  return GruCellWeights{input_size_,
+                        hidden_size_,
+                        d.weight_ih.data(),
+                        d.weight_hh.data(),
+                        d.bias_ih.empty() ? nullptr : d.bias_ih.data(),
+                        d.bias_hh.empty() ? nullptr : d.bias_hh.data(),
+                        &packed_ih_[direction],
+                        &packed_hh_[direction]};
 }
 
 void Gru::forward(const float* x, std::size_t t, float* out, const float* h0, float* h_n) const {

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/kernels.h"
+
 namespace attnlens::nn {
 
 // Non-owning view of one direction's weights.
@@ -27,6 +29,9 @@ struct GruCellWeights {
   const float* weight_hh = nullptr;  // [3H × H]
   const float* bias_ih = nullptr;    // [3H] or null
   const float* bias_hh = nullptr;    // [3H] or null
+  // The same weights packed for one-row products (kernels.h); when set, a step uses them instead.
+  const kernels::PackedMatrix* packed_ih = nullptr;
+  const kernels::PackedMatrix* packed_hh = nullptr;
 };
 
 // One step: h [H] holds h_{t−1} on entry and h_t on return; x [I]. `scratch` holds 6H floats. Throws Error on
@@ -63,6 +68,7 @@ class Gru {
  private:
   std::size_t input_size_ = 0, hidden_size_ = 0;
   std::vector<Direction> dirs_;
+  std::vector<kernels::PackedMatrix> packed_ih_, packed_hh_;  // per direction: what every step reads
 };
 
 }  // namespace attnlens::nn

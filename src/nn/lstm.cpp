@@ -14,9 +14,9 @@ namespace {
 // Runs on every step: the message is built only on failure.
 void check_cell(const LstmCellWeights& w, bool needs_ih, const char* op) {
   const char* what = w.hidden_size == 0                 ? "hidden size must be positive"
-                     : w.weight_hh == nullptr           ? "weight_hh is missing"
+                     : w.weight_hh == nullptr && w.packed_hh == nullptr ? "weight_hh is missing"
                      : needs_ih && w.input_size == 0    ? "input size must be positive"
-                     : needs_ih && w.weight_ih == nullptr ? "weight_ih is missing"
+                     : needs_ih && w.weight_ih == nullptr && w.packed_ih == nullptr ? "weight_ih is missing"
                                                         : nullptr;
   if (what != nullptr) throw Error(std::string("lstm: ") + op + ": " + what);
 }
@@ -38,6 +38,19 @@ void activate_and_update(std::size_t hs, float* gates, float* h, float* c) {
   for (std::size_t k = 0; k < hs; ++k) h[k] = o[k] * g[k];
 }
 
+// gates [4H] += W_hh h
+void add_recurrent(const LstmCellWeights& w, const float* h, float* gates) {
+  const std::size_t hs = w.hidden_size, g4 = 4 * hs;
+  if (w.packed_hh == nullptr) {
+    kernels::gemv_nt(g4, hs, h, w.weight_hh, hs, gates, /*accumulate=*/true);
+    return;
+  }
+  thread_local std::vector<float> hh;  // reused: a decoder step allocates nothing once warm
+  hh.resize(g4);
+  kernels::linear_packed(1, h, hs, *w.packed_hh, nullptr, hh.data(), g4);
+  kernels::add(hh.data(), gates, g4);
+}
+
 }  // namespace
 
 void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, float* h, float* c, float* gates) {
@@ -46,7 +59,7 @@ void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, flo
           "lstm: lstm_cell_step_projected: x_proj, h, c and gates must not be null");
   const std::size_t hs = w.hidden_size, g4 = 4 * hs;
   for (std::size_t k = 0; k < g4; ++k) gates[k] = x_proj[k];
-  kernels::gemv_nt(g4, hs, h, w.weight_hh, hs, gates, /*accumulate=*/true);  // + W_hh h_{t−1}
+  add_recurrent(w, h, gates);  // + W_hh h_{t−1}
   activate_and_update(hs, gates, h, c);
 }
 
@@ -55,9 +68,13 @@ void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c
   require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,
           "lstm: lstm_cell_step: x, h, c and gates must not be null");
   const std::size_t hs = w.hidden_size, g4 = 4 * hs;
-  kernels::gemv_nt(g4, w.input_size, x, w.weight_ih, w.input_size, gates);  // W_ih x_t
-  if (w.bias != nullptr) kernels::add(w.bias, gates, g4);
-  kernels::gemv_nt(g4, hs, h, w.weight_hh, hs, gates, /*accumulate=*/true);
+  if (w.packed_ih != nullptr) {
+    kernels::linear_packed(1, x, w.input_size, *w.packed_ih, w.bias, gates, g4);  // W_ih x_t + b
+  } else {
+    kernels::gemv_nt(g4, w.input_size, x, w.weight_ih, w.input_size, gates);  // W_ih x_t
+    if (w.bias != nullptr) kernels::add(w.bias, gates, g4);
+  }
+  add_recurrent(w, h, gates);
   activate_and_update(hs, gates, h, c);
 }
 
@@ -86,6 +103,8 @@ Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Directio
     // b_ih + b_hh summed once, in the same order PyTorch's fused kernel adds them.
     if (!src.bias_ih.empty()) kernels::add(src.bias_ih.data(), dir.bias.data(), g4);
     if (!src.bias_hh.empty()) kernels::add(src.bias_hh.data(), dir.bias.data(), g4);
+    dir.p_ih = kernels::pack_rows(g4, input_size, dir.w_ih.data(), input_size);
+    dir.p_hh = kernels::pack_rows(g4, hidden_size, dir.w_hh.data(), hidden_size);
     dirs_.push_back(std::move(dir));
   }
 }
@@ -94,7 +113,7 @@ LstmCellWeights Lstm::cell(std::size_t direction) const {
   if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
     throw Error("lstm: direction " + std::to_string(direction) + " does not exist");
   const Dir& d = dirs_[direction];
-  return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data()};
+  return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data(), &d.p_ih, &d.p_hh};
 }
 
 void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, const float* c0, float* h_n,
@@ -114,7 +133,7 @@ void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, c
       h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
       c[k] = c0 != nullptr ? c0[d * hs + k] : 0.0f;
     }
-    const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data()};
+    const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data(), &dir.p_ih, &dir.p_hh};
     for (std::size_t step = 0; step < t; ++step) {
       const std::size_t pos = d == 0 ? step : t - 1 - step;
       lstm_cell_step_projected(w, proj.data() + pos * g4, h.data(), c.data(), gates.data());

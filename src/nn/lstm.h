@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/kernels.h"
+
 namespace attnlens::nn {
 
 // Non-owning view of one direction's weights. bias = b_ih + b_hh [4H], or null for none.
@@ -26,6 +28,9 @@ struct LstmCellWeights {
   const float* weight_ih = nullptr;  // [4H × I]
   const float* weight_hh = nullptr;  // [4H × H]
   const float* bias = nullptr;       // [4H] or null
+  // The same weights packed for one-row products (kernels.h); when set, a step uses them instead.
+  const kernels::PackedMatrix* packed_ih = nullptr;
+  const kernels::PackedMatrix* packed_hh = nullptr;
 };
 
 // One step: h, c [H] hold h_{t−1}, c_{t−1} on entry and h_t, c_t on return. x [I]. `gates` is scratch of 4H
@@ -68,6 +73,7 @@ class Lstm {
  private:
   struct Dir {
     std::vector<float> w_ih, w_hh, bias;  // bias = b_ih + b_hh (zeros when neither is given)
+    kernels::PackedMatrix p_ih, p_hh;     // the same, packed: what every step reads
   };
   std::size_t input_size_ = 0, hidden_size_ = 0;
   std::vector<Dir> dirs_;
