@@ -16,38 +16,19 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-template <typename T>
-val copy_array(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
-}
-
-std::string file_bytes(const val& v, const std::string& name) {
-  const std::string type = v.typeOf().as<std::string>();
-  if (type == "string") return v.as<std::string>();
-  attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
-                    "Captioner: bundle file '" + name + "' must be a string or a Uint8Array");
-  return v.as<std::string>();
-}
-
-std::size_t dimension(double v, const char* what) {
-  attnlens::require(std::isfinite(v) && v >= 0 && v == std::floor(v) && v <= 1e9,
-                    std::string("image ") + what + " must be a non-negative integer");
-  return static_cast<std::size_t>(v);
-}
-
 val result_to_js(const api::CaptionResult& r) {
   val out = val::object();
   out.set("text", r.text);
   val tokens = val::array();
   for (const auto& t : r.tokens) tokens.call<void>("push", t);
   out.set("tokens", tokens);
-  out.set("tokenIds", copy_array(r.token_ids));
+  out.set("tokenIds", js_copy(r.token_ids));
   out.set("finished", r.finished);
   out.set("score", r.score);
   out.set("numBeams", r.num_beams);
-  out.set("betas", copy_array(r.betas));
+  out.set("betas", js_copy(r.betas));
   if (r.num_beams == 0) {  // attend(): forced caption
-    out.set("tokenLogprobs", copy_array(r.token_logprobs));
+    out.set("tokenLogprobs", js_copy(r.token_logprobs));
     val unknown = val::array();
     for (const auto& u : r.unknown_words) {
       val w = val::object();
@@ -65,7 +46,7 @@ val result_to_js(const api::CaptionResult& r) {
     val dims = val::array();
     for (std::size_t d : r.attention.dims) dims.call<void>("push", static_cast<double>(d));
     att.set("dims", dims);
-    att.set("data", copy_array(r.attention.data));
+    att.set("data", js_copy(r.attention.data));
     out.set("attention", att);
   }
   return out;
@@ -88,8 +69,8 @@ class CaptionerBinding {
   // The two halves, for benchmarks: pixels → grid Float32Array [7·7·1280]; grid → caption.
   val encode(const val& data, double width, double height, double channels) const {
     return guarded([&] {
-      const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
-      const std::size_t c = dimension(channels, "channels");
+      const std::size_t w = js_dimension(width, "width"), h = js_dimension(height, "height");
+      const std::size_t c = js_dimension(channels, "channels");
       attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
                         "encode: the pixels must be a Uint8Array or Uint8ClampedArray");
       attnlens::image::check_image_dims(w, h, c);
@@ -97,13 +78,13 @@ class CaptionerBinding {
                         "encode: the pixel buffer length must be width*height*channels");
       const std::vector<std::uint8_t> px = emscripten::convertJSArrayToNumberVector<std::uint8_t>(data);
       const api::Tensor g = cap_->encode(px.data(), px.size(), w, h, c);
-      return copy_array(g.data);
+      return js_copy(g.data);
     });
   }
   val caption_grid(const val& grid, double grid_h, double grid_w, const std::string& params_json) const {
     return guarded([&] {
       attnlens::require(grid.instanceof(val::global("Float32Array")), "captionGrid: the grid must be a Float32Array");
-      const std::size_t gh = dimension(grid_h, "grid height"), gw = dimension(grid_w, "grid width");
+      const std::size_t gh = js_dimension(grid_h, "grid height"), gw = js_dimension(grid_w, "grid width");
       const double len = grid["length"].as<double>();
       // Channels follow from the length (1280 for flickr8k-mobilenet, 1285 for shapes: + mean colour + position).
       attnlens::require(gh > 0 && gw > 0 && len > 0 && std::fmod(len, static_cast<double>(gh * gw)) == 0.0,
@@ -120,8 +101,8 @@ class CaptionerBinding {
   // caption == nullptr: search (caption_rows); else teacher forcing of *caption (attend_rows).
   val run(const val& data, double width, double height, double channels, const std::string& params_json,
           const std::string* caption, const std::string& what) const {
-    const std::size_t w = dimension(width, "width"), h = dimension(height, "height");
-    const std::size_t c = dimension(channels, "channels");
+    const std::size_t w = js_dimension(width, "width"), h = js_dimension(height, "height");
+    const std::size_t c = js_dimension(channels, "channels");
     attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
                       what + ": the pixels must be a Uint8Array or Uint8ClampedArray");
     attnlens::image::check_image_dims(w, h, c);
@@ -152,15 +133,7 @@ CaptionerBinding* from_bundles(const std::string& config_text, const std::string
                                const std::string& encoder_config_text, const std::string& encoder_weights,
                                const std::string& name) {
   return guarded([&] {
-    attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
-                      "Captioner.fromBundles: files must be an object mapping file names to contents");
-    std::map<std::string, std::string> file_map;
-    const val keys = val::global("Object").call<val>("keys", files);
-    const std::size_t n = keys["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string key = keys[i].as<std::string>();
-      file_map.emplace(key, file_bytes(files[key], key));
-    }
+    const std::map<std::string, std::string> file_map = js_bundle_files(files, "Captioner.fromBundles");
     auto cap = api::Captioner::from_memory(
         config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()), file_map, encoder_config_text,
         std::vector<std::uint8_t>(encoder_weights.begin(), encoder_weights.end()),

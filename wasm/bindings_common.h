@@ -138,6 +138,23 @@ val js_copy(const std::vector<T>& v) {
   return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
 }
 
+// Attention maps as [{name, layer, head, dims, data: Float32Array}] (the trace-to-JS helper of every task).
+inline val js_maps(const std::vector<attnlens::AttentionMap>& maps) {
+  val out = val::array();
+  for (const auto& m : maps) {
+    val jm = val::object();
+    jm.set("name", m.name);
+    jm.set("layer", m.layer);
+    jm.set("head", m.head);
+    val dims = val::array();
+    for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
+    jm.set("dims", dims);
+    jm.set("data", js_copy(m.data));
+    out.call<void>("push", jm);
+  }
+  return out;
+}
+
 // An image width/height/channel count from JS (a double): a non-negative integer, else an Error naming it.
 inline std::size_t js_dimension(double v, const char* what) {
   attnlens::require(v >= 0 && v <= 1e9 && v == static_cast<double>(static_cast<std::size_t>(v)),

@@ -26,18 +26,7 @@ class PointerSortBinding {
       out.set("sorted", js_copy(r.sorted));
       out.set("stepProbabilities", js_copy(r.step_probabilities));
       out.set("sortedOk", r.sorted_ok);
-      val maps = val::array();
-      for (const auto& m : r.attentions) {
-        val js = val::object();
-        js.set("name", m.name);
-        js.set("layer", m.layer);
-        js.set("head", m.head);
-        val dims = val::array();
-        for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
-        js.set("dims", dims);
-        js.set("data", js_copy(m.data));
-        maps.call<void>("push", js);
-      }
+      const val maps = js_maps(r.attentions);
       out.set("attentions", maps);
       return out;
     });

@@ -9,20 +9,6 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-template <typename T>
-val copy_array(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
-}
-
-// Bundle files arrive as strings or byte arrays (Uint8Array/ArrayBuffer): Embind's std::string takes both.
-std::string file_bytes(const val& v, const std::string& name) {
-  const std::string type = v.typeOf().as<std::string>();
-  if (type == "string") return v.as<std::string>();
-  attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
-                    "SentimentClassifier: bundle file '" + name + "' must be a string or a Uint8Array");
-  return v.as<std::string>();
-}
-
 class SentimentBinding {
  public:
   explicit SentimentBinding(std::unique_ptr<api::SentimentClassifier> clf) : clf_(std::move(clf)) {}
@@ -35,12 +21,12 @@ class SentimentBinding {
       out.set("label", r.label);
       out.set("labelIndex", r.label_index);
       out.set("score", r.score);
-      out.set("probabilities", copy_array(r.probabilities));
-      out.set("logits", copy_array(r.logits));
+      out.set("probabilities", js_copy(r.probabilities));
+      out.set("logits", js_copy(r.logits));
       val tokens = val::array();
       for (const auto& t : r.tokens) tokens.call<void>("push", t);
       out.set("tokens", tokens);
-      out.set("ids", copy_array(r.ids));
+      out.set("ids", js_copy(r.ids));
       val att = val::object();
       att.set("name", r.attention_name);
       att.set("layer", -1);
@@ -48,7 +34,7 @@ class SentimentBinding {
       val dims = val::array();
       for (std::size_t d : r.attention_dims) dims.call<void>("push", static_cast<double>(d));
       att.set("dims", dims);
-      att.set("data", copy_array(r.attention));
+      att.set("data", js_copy(r.attention));
       out.set("attention", att);
       out.set("truncated", r.truncated);
       out.set("numInputTokens", static_cast<double>(r.num_input_tokens));
@@ -74,15 +60,7 @@ class SentimentBinding {
 SentimentBinding* from_bundle(const std::string& config_text, const std::string& weights, const val& files,
                               const std::string& params_json, const std::string& name) {
   return guarded([&] {
-    attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
-                      "SentimentClassifier.fromBundle: files must be an object mapping file names to contents");
-    std::map<std::string, std::string> file_map;
-    const val keys = val::global("Object").call<val>("keys", files);
-    const std::size_t n = keys["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string key = keys[i].as<std::string>();
-      file_map.emplace(key, file_bytes(files[key], key));
-    }
+    std::map<std::string, std::string> file_map = js_bundle_files(files, "SentimentClassifier.fromBundle");
     auto clf = api::SentimentClassifier::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
                                                      std::move(file_map), api::sentiment_params(params_json),
                                                      name.empty() ? std::string("<memory>") : name);

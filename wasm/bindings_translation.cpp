@@ -12,38 +12,9 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-template <typename T>
-val copy_typed(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
-}
-
 val string_array(const std::vector<std::string>& v) {
   val out = val::array();
   for (const auto& s : v) out.call<void>("push", s);
-  return out;
-}
-
-std::string file_bytes(const val& v, const std::string& name) {
-  const std::string type = v.typeOf().as<std::string>();
-  if (type == "string") return v.as<std::string>();
-  attnlens::require(v.instanceof(val::global("Uint8Array")) || v.instanceof(val::global("ArrayBuffer")),
-                    "Translator: bundle file '" + name + "' must be a string or a Uint8Array");
-  return v.as<std::string>();
-}
-
-val maps_to_js(const std::vector<attnlens::AttentionMap>& maps) {
-  val out = val::array();
-  for (const auto& m : maps) {
-    val jm = val::object();
-    jm.set("name", m.name);
-    jm.set("layer", m.layer);
-    jm.set("head", m.head);
-    val dims = val::array();
-    for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
-    jm.set("dims", dims);
-    jm.set("data", copy_typed(m.data));
-    out.call<void>("push", jm);
-  }
   return out;
 }
 
@@ -127,9 +98,9 @@ class TranslatorBinding {
     out.set("text", r.text);
     out.set("sourceTokens", string_array(r.source_tokens));
     out.set("targetTokens", string_array(r.target_tokens));
-    out.set("sourceIds", copy_typed(r.source_ids));
-    out.set("targetIds", copy_typed(r.target_ids));
-    out.set("attentions", maps_to_js(r.attentions));
+    out.set("sourceIds", js_copy(r.source_ids));
+    out.set("targetIds", js_copy(r.target_ids));
+    out.set("attentions", js_maps(r.attentions));
     out.set("sourceWords", words_to_js(r.source_words));
     out.set("targetWords", words_to_js(r.target_words));
     val links = val::array();
@@ -141,10 +112,10 @@ class TranslatorBinding {
     }
     out.set("alignment", links);
     out.set("alignmentMethod", r.alignment_method);
-    out.set("alignmentMap", copy_typed(r.alignment_map));
-    out.set("wordAttentions", maps_to_js(r.word_attentions));
-    out.set("tokenLogprobs", copy_typed(r.token_logprobs));
-    out.set("qk", maps_to_js(r.qk));
+    out.set("alignmentMap", js_copy(r.alignment_map));
+    out.set("wordAttentions", js_maps(r.word_attentions));
+    out.set("tokenLogprobs", js_copy(r.token_logprobs));
+    out.set("qk", js_maps(r.qk));
     val copies = val::array();
     for (const auto& c : r.number_copies) {
       val jc = val::object();
@@ -170,15 +141,7 @@ class TranslatorBinding {
 TranslatorBinding* from_bundle(const std::string& config_text, const std::string& weights, const val& files,
                                const std::string& name) {
   return guarded([&] {
-    attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),
-                      "Translator.fromBundle: files must be an object mapping file names to contents");
-    std::map<std::string, std::string> file_map;
-    const val keys = val::global("Object").call<val>("keys", files);
-    const std::size_t n = keys["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string key = keys[i].as<std::string>();
-      file_map.emplace(key, file_bytes(files[key], key));
-    }
+    std::map<std::string, std::string> file_map = js_bundle_files(files, "Translator.fromBundle");
     auto tr = api::Translator::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
                                            std::move(file_map), name.empty() ? std::string("<memory>") : name);
     return new TranslatorBinding(std::move(tr));

@@ -36,19 +36,7 @@ val result_to_js(const api::VqaResult& r) {
   out.set("unknownWords", unknown);
   out.set("count", r.count);
   out.set("attention", r.attention);
-  val maps = val::array();
-  for (const auto& m : r.attentions) {
-    val js = val::object();
-    js.set("name", m.name);
-    js.set("layer", m.layer);
-    js.set("head", m.head);
-    val dims = val::array();
-    for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
-    js.set("dims", dims);
-    js.set("data", js_copy(m.data));
-    maps.call<void>("push", js);
-  }
-  out.set("attentions", maps);
+  out.set("attentions", js_maps(r.attentions));
   return out;
 }
 
