@@ -351,7 +351,8 @@ async function benchCaptioningEncoder(name) {
 
 // ---------------------------------------------------------------- captioning: the whole captioner, greedy
 // Image → caption (+ the visual attention α [T,7,7] of every step and the gate β): attnlens' pipeline
-// caption(image, { num_beams: 1 }); ORT: the encoder graph (as above), the decoder's init graph, then a JS greedy
+// caption(image, { num_beams: 1, allow_unk: true }) (the plain argmax: the pipeline's default suppresses <unk>, which
+// the ORT loop does not); ORT: the encoder graph (as above), the decoder's init graph, then a JS greedy
 // loop over the step graph (argmax, ties to the lowest id, at most the bundle's max_len steps, stop at <end>).
 async function benchCaptioner(name) {
   const files = ['mobilenet-v2-imagenet.encoder.onnx', 'flickr8k_test_224.rgba', `${name}.decoder-init.onnx`,
@@ -409,7 +410,7 @@ async function benchCaptioner(name) {
     }
     return out;
   };
-  const attn = (maps) => (px) => ours(px, { num_beams: 1, output_attentions: maps });
+  const attn = (maps) => (px) => ours(px, { num_beams: 1, allow_unk: true, output_attentions: maps });
   let idsEqual = 0;
   let mapsOk = 0;
   let maxDiff = 0;
