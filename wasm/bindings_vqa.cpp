@@ -35,6 +35,7 @@ val result_to_js(const api::VqaResult& r) {
   }
   out.set("unknownWords", unknown);
   out.set("count", r.count);
+  out.set("where", js_copy(r.where));
   out.set("attention", r.attention);
   out.set("attentions", js_maps(r.attentions));
   return out;

@@ -532,6 +532,13 @@ export interface VqaResult {
   unknown_words: Array<{ word: string; position: number }>;
   /** The count readout: the sum of the 'count_density' map. */
   count: number;
+  /**
+   * The relation readout's input [dx, dy]: the question level's region-attention centroid minus the word
+   * level's, in grid cells (x right, y down). The question level attends to a relation's subject A and the word
+   * level to A and B, so it points from B towards A: "is A left of B?" is read off it. Empty for a model without
+   * the readout.
+   */
+  where: Float32Array;
   /** 'parallel-co-attention' or 'attention-over-attention'. */
   attention: string;
   /**

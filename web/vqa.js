@@ -74,6 +74,17 @@ export function setupVqa() {
     canvas.dataset.weights = JSON.stringify(Array.from(m.data));
   }
 
+  // The relation readout's input in words: where the question level looks (a relation's subject) relative to the
+  // word level (both objects), in grid cells.
+  function whereLine(where) {
+    if (!where || where.length !== 2) return '';
+    const [dx, dy] = where;
+    const h = `${Math.abs(dx).toFixed(1)} cells ${dx < 0 ? 'left' : 'right'}`;
+    const v = `${Math.abs(dy).toFixed(1)} cells ${dy < 0 ? 'up' : 'down'}`;
+    return `Relation readout: the question level's attention centre lies ${h} and ${v} of the word level's ` +
+      '(the answer to "is A left of B?" is read from this).';
+  }
+
   function drawScores(col) {
     const box = col.fig.querySelector('.vqa-scores');
     box.replaceChildren();
@@ -81,6 +92,7 @@ export function setupVqa() {
     col.fig.querySelector('.vqa-answer').textContent = out
       ? `${out.answer} (${(100 * out.score).toFixed(1)}%)${out.unknown_words.length ? ` — unknown words read as <unk>: ${out.unknown_words.map((u) => u.word).join(', ')}` : ''}`
       : '';
+    col.fig.querySelector('.vqa-where').textContent = out ? whereLine(out.where) : '';
     if (!out) return;
     const order = out.answers.map((a, i) => [a, out.scores[i]]).sort((a, b) => b[1] - a[1]).slice(0, 4);
     for (const [a, s] of order) {

@@ -124,6 +124,7 @@ struct VisualQA::Impl {
     require(first_non_finite(f.logits.data(), f.logits.size()) == f.logits.size(),
             "vqa: the model produced a non-finite score (are the weights or the grid corrupt?)");
     out.count = f.count;
+    out.where = f.where;
     out.logits = f.logits;
     out.scores = f.logits;
     kernels::softmax(out.scores.data(), out.scores.size());

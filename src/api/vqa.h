@@ -46,6 +46,9 @@ struct VqaResult {
   };
   std::vector<UnknownWord> unknown_words;
   float count = 0;                    // the count readout (Σ count_density)
+  // The relation readout's input, when the model has one (config "relation_units"): the question level's region
+  // attention centroid minus the word level's, in grid cells (x right, y down); empty otherwise.
+  std::vector<float> where;
   std::string attention;              // "parallel-co-attention" or "attention-over-attention"
   std::vector<AttentionMap> attentions;  // empty when output_attentions is false (models/vqa.h lists them)
 };

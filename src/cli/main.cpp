@@ -102,7 +102,7 @@ usage:
       --question TEXT, that question about every IMAGE; else stdin lines "IMAGE<TAB>QUESTION" (consecutive lines
       about the same image encode it once). Images as for caption (PPM/PGM). One output line per question: the
       answer, or with --json {image, question, answer, score, answers, scores, logits, tokens, token_ids,
-      unknown_words, count, attention} and with --attentions every map {name, layer, head, dims, data}
+      unknown_words, count, attention, where} and with --attentions every map {name, layer, head, dims, data}
       (region_attention, word_attention, affinity or aoa_*, count_density). An empty question, one with no
       known word or more than the bundle's max_question_words words gives {"error": ...} and exit status 1.
   attnlens-cli sort --model DIR [--json [--attentions]] [NUMBER ...]
@@ -707,7 +707,8 @@ int vqa(int argc, char** argv) {
         nlohmann::json j = {{"image", path},   {"question", q},          {"answer", r.answer},
                             {"score", r.score}, {"answers", r.answers},   {"scores", r.scores},
                             {"logits", r.logits}, {"tokens", r.tokens},  {"token_ids", r.token_ids},
-                            {"unknown_words", unknown}, {"count", r.count}, {"attention", r.attention}};
+                            {"unknown_words", unknown}, {"count", r.count}, {"attention", r.attention},
+                            {"where", r.where}};
         if (params.output_attentions) {
           nlohmann::json maps = nlohmann::json::array();
           for (const auto& m : r.attentions)

@@ -56,6 +56,7 @@ VqaModel VqaModel::from_bundle(const io::Bundle& b) {
   cfg.hidden = config_size(c, "hidden", 4096);
   cfg.vocab_size = config_size(c, "vocab_size");
   cfg.num_answers = config_size(c, "num_answers");
+  if (c.has("relation_units")) cfg.relation_units = config_size(c, "relation_units", 4096);
   const std::size_t d = cfg.d, k = cfg.k, h = cfg.hidden;
   m.region_w_ = b.tensor("region.weight", {d, cfg.grid_dim});
   m.region_b_ = b.tensor("region.bias", {d});
@@ -81,7 +82,12 @@ VqaModel VqaModel::from_bundle(const io::Bundle& b) {
   m.fc_w_b_ = b.tensor("fc_w.bias", {h});
   m.fc_s_w_ = b.tensor("fc_s.weight", {h, d + h + 1});
   m.fc_s_b_ = b.tensor("fc_s.bias", {h});
-  m.out_w_ = b.tensor("out.weight", {cfg.num_answers, h});
+  const std::size_t r = cfg.relation_units;
+  if (r > 0) {
+    m.relation_w_ = b.tensor("relation.weight", {r, 2 + d});
+    m.relation_b_ = b.tensor("relation.bias", {r});
+  }
+  m.out_w_ = b.tensor("out.weight", {cfg.num_answers, h + r});
   m.out_b_ = b.tensor("out.bias", {cfg.num_answers});
   b.check_all_tensors_used();
   return m;
@@ -108,9 +114,10 @@ void VqaModel::trunk(const float* grid, std::size_t cells, const std::vector<int
   lstm_.forward(q_w.data(), t, q_s.data());
 }
 
-std::vector<float> VqaModel::classify(const std::vector<float>& sum_w, const std::vector<float>& sum_s,
-                                      float count) const {
-  const std::size_t d = cfg_.d, h = cfg_.hidden;
+VqaForward VqaModel::classify(const std::vector<float>& sum_w, const std::vector<float>& sum_s, float count,
+                              const std::vector<float>& a_w, const std::vector<float>& a_s, std::size_t side,
+                              const std::vector<float>& q_w) const {
+  const std::size_t d = cfg_.d, h = cfg_.hidden, r = cfg_.relation_units;
   // h_w = torch.tanh(self.fc_w(q_w_hat + v_w))
   std::vector<float> h_w(h);
   linear(sum_w.data(), 1, d, fc_w_w_, fc_w_b_, h, h_w.data());
@@ -120,13 +127,36 @@ std::vector<float> VqaModel::classify(const std::vector<float>& sum_w, const std
   std::copy(sum_s.begin(), sum_s.end(), in.begin());
   std::copy(h_w.begin(), h_w.end(), in.begin() + static_cast<std::ptrdiff_t>(d));
   in[d + h] = count;
-  std::vector<float> h_s(h);
+  std::vector<float> h_s(h + r);
   linear(in.data(), 1, d + h + 1, fc_s_w_, fc_s_b_, h, h_s.data());
   kernels::vtanh(h_s.data(), h);
+  VqaForward out;
+  out.count = count;
+  if (r > 0) {
+    // where = s/region @ centres − w/region @ centres                                       [2]
+    float cs[2] = {0.0f, 0.0f}, cw[2] = {0.0f, 0.0f};  // the two centroids
+    for (std::size_t i = 0; i < side * side; ++i) {
+      const float x = static_cast<float>(i % side) + 0.5f, y = static_cast<float>(i / side) + 0.5f;
+      cs[0] += a_s[i] * x;
+      cs[1] += a_s[i] * y;
+      cw[0] += a_w[i] * x;
+      cw[1] += a_w[i] * y;
+    }
+    out.where = {cs[0] - cw[0], cs[1] - cw[1]};
+    // r = torch.tanh(self.relation(torch.cat([where, q_w.mean(1)], 1)));  h_s = cat([h_s, r])
+    std::vector<float> rel_in(2 + d, 0.0f);
+    rel_in[0] = out.where[0];
+    rel_in[1] = out.where[1];
+    const std::size_t t = q_w.size() / d;
+    for (std::size_t i = 0; i < t; ++i) kernels::add(q_w.data() + i * d, rel_in.data() + 2, d);
+    kernels::scale(1.0f / static_cast<float>(t), rel_in.data() + 2, d);
+    linear(rel_in.data(), 1, 2 + d, relation_w_, relation_b_, r, h_s.data() + h);
+    kernels::vtanh(h_s.data() + h, r);
+  }
   // logits = self.out(h_s)
-  std::vector<float> logits(cfg_.num_answers);
-  linear(h_s.data(), 1, h, out_w_, out_b_, cfg_.num_answers, logits.data());
-  return logits;
+  out.logits.assign(cfg_.num_answers, 0.0f);
+  linear(h_s.data(), 1, h + r, out_w_, out_b_, cfg_.num_answers, out.logits.data());
+  return out;
 }
 
 VqaForward VqaModel::forward(const float* grid, std::size_t side, const std::vector<int>& ids,
@@ -141,7 +171,7 @@ VqaForward VqaModel::forward_co_attention(const float* grid, std::size_t side, c
   const std::size_t n = side * side, t = ids.size(), d = cfg_.d;
   std::vector<float> v, q_w, q_s;
   trunk(grid, n, ids, v, q_w, q_s);
-  std::vector<float> sums[2], affinity_s, a_q_s;
+  std::vector<float> sums[2], regions[2], affinity_s, a_q_s;
   for (int level = 0; level < 2; ++level) {
     const std::vector<float>& q = level == 0 ? q_w : q_s;
     // C = tanh(Q W_b Vᵀ) [T, N]; a^v [N], a^q [T]; v̂ = a^v V, q̂ = a^q Q   (Lu 2016 eq. 3-4)
@@ -161,6 +191,7 @@ VqaForward VqaModel::forward_co_attention(const float* grid, std::size_t side, c
     trace.record("word_attention", level, -1, -1, {t}, a_q.data());
     kernels::add(v_hat.data(), q_hat.data(), d);  // q̂ + v̂
     sums[level] = std::move(q_hat);
+    regions[level] = std::move(a_v);
     if (level == 1) {
       affinity_s = std::move(affinity);
       a_q_s = std::move(a_q);
@@ -171,10 +202,7 @@ VqaForward VqaModel::forward_co_attention(const float* grid, std::size_t side, c
   for (std::size_t i = 0; i < t; ++i)
     for (std::size_t j = 0; j < n; ++j) density[j] += a_q_s[i] * std::max(affinity_s[i * n + j], 0.0f);
   trace.record("count_density", 1, -1, -1, {side, side}, density.data());
-  VqaForward out;
-  out.count = kernels::vsum(density.data(), n);
-  out.logits = classify(sums[0], sums[1], out.count);
-  return out;
+  return classify(sums[0], sums[1], kernels::vsum(density.data(), n), regions[0], regions[1], side, q_w);
 }
 
 VqaForward VqaModel::forward_attention_over_attention(const float* grid, std::size_t side,
@@ -182,7 +210,7 @@ VqaForward VqaModel::forward_attention_over_attention(const float* grid, std::si
   const std::size_t n = side * side, t = ids.size(), d = cfg_.d;
   std::vector<float> v, q_w, q_s;
   trunk(grid, n, ids, v, q_w, q_s);
-  std::vector<float> sums[2], matching_s, beta_avg_s;
+  std::vector<float> sums[2], regions[2], matching_s, beta_avg_s;
   for (int level = 0; level < 2; ++level) {
     const std::vector<float>& q = level == 0 ? q_w : q_s;
     // M = V Qᵀ [N, T]; α = softmax over N; β = softmax over T; β̄ = mean_N β; s = α β̄   (Cui 2017 §3)
@@ -199,6 +227,7 @@ VqaForward VqaModel::forward_attention_over_attention(const float* grid, std::si
     const std::vector<float> q_hat = weighted_sum(beta_avg, q, d);
     kernels::add(q_hat.data(), sum.data(), d);
     sums[level] = std::move(sum);
+    regions[level] = std::move(s);
     if (level == 1) {
       matching_s = std::move(matching);
       beta_avg_s = std::move(beta_avg);
@@ -209,10 +238,7 @@ VqaForward VqaModel::forward_attention_over_attention(const float* grid, std::si
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t i = 0; i < t; ++i) density[j] += beta_avg_s[i] * std::max(std::tanh(matching_s[j * t + i]), 0.0f);
   trace.record("count_density", 1, -1, -1, {side, side}, density.data());
-  VqaForward out;
-  out.count = kernels::vsum(density.data(), n);
-  out.logits = classify(sums[0], sums[1], out.count);
-  return out;
+  return classify(sums[0], sums[1], kernels::vsum(density.data(), n), regions[0], regions[1], side, q_w);
 }
 
 }  // namespace attnlens::models

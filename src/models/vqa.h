@@ -9,7 +9,10 @@
 //   lstm.{weight_ih,weight_hh,bias_ih,bias_hh}_l0       Q_s = LSTM(Q_w), hidden d, one forward layer
 //   co_w.*, co_s.* (parallel-co-attention only): w_b [d × d], w_v [k × d], w_q [k × d], w_hv [k], w_hq [k]
 //   fc_w.weight [hidden × d], fc_w.bias; fc_s.weight [hidden × (d + hidden + 1)], fc_s.bias;
-//   out.weight [answers × hidden], out.bias
+//   with "relation_units" R > 0: relation.weight [R × (2 + d)], relation.bias [R] (the relation readout
+//   r = tanh(W_r [where ; mean_t Q_w,t] + b_r), where = Σ a_s,n pos_n − Σ a_w,n pos_n over the cell centres
+//   in cell units: pos_n = (column + 0.5, row + 0.5));
+//   out.weight [answers × (hidden + R)], out.bias
 //
 // Maps recorded in the trace (layer 0 = word level Q_w, layer 1 = question level Q_s; N = grid cells, T = words):
 //   "region_attention" [g, g]  a^v (co-attention) or s = αβ̄ (AoA) over the grid
@@ -33,12 +36,16 @@ namespace attnlens::models {
 struct VqaConfig {
   std::string attention;  // "parallel-co-attention" or "attention-over-attention"
   std::size_t grid_dim = 0, d = 0, k = 0, hidden = 0, vocab_size = 0, num_answers = 0;
+  std::size_t relation_units = 0;  // 0: no relation readout (the first bundles)
   bool co_attention() const { return attention == "parallel-co-attention"; }
 };
 
 struct VqaForward {
   std::vector<float> logits;  // [num_answers]
   float count = 0;            // Σ count_density
+  // The relation readout's input (relation_units > 0): the question level's attention centroid minus the word
+  // level's, in cell units (x = column + 0.5, y = row + 0.5, image y downwards); empty without the readout.
+  std::vector<float> where;
 };
 
 class VqaModel {
@@ -62,13 +69,17 @@ class VqaModel {
   VqaForward forward_attention_over_attention(const float* grid, std::size_t side, const std::vector<int>& ids,
                                               AttentionTrace& trace) const;
   // h_w = tanh(W_w (q̂_w + v̂_w) + b), h_s = tanh(W_s [q̂_s + v̂_s ; h_w ; count] + b), logits = W_o h_s + b.
-  std::vector<float> classify(const std::vector<float>& sum_w, const std::vector<float>& sum_s, float count) const;
+  // a_w, a_s: the region attention of the word and question levels [side²]; q_w: the word embeddings [T × d].
+  VqaForward classify(const std::vector<float>& sum_w, const std::vector<float>& sum_s, float count,
+                      const std::vector<float>& a_w, const std::vector<float>& a_s, std::size_t side,
+                      const std::vector<float>& q_w) const;
 
   VqaConfig cfg_;
   std::vector<float> region_w_, region_b_, embedding_;
   nn::Lstm lstm_;
   CoAttentionLevel co_[2];
   std::vector<float> fc_w_w_, fc_w_b_, fc_s_w_, fc_s_b_, out_w_, out_b_;
+  std::vector<float> relation_w_, relation_b_;  // [R × (2 + d)], [R]
 };
 
 }  // namespace attnlens::models

@@ -54,7 +54,7 @@ function reference(src, question) {
     for (const m of models) {
       const vqa = await pipeline('visual-question-answering', m);
       const r = await vqa({ data: img.data, width: img.width, height: img.height }, q);
-      out[m] = { answer: r.answer, score: r.score, tokens: r.tokens,
+      out[m] = { answer: r.answer, score: r.score, tokens: r.tokens, where: Array.from(r.where),
         maps: r.attentions.map((a) => ({ name: a.name, layer: a.layer, dims: a.dims, data: Array.from(a.data) })) };
       vqa.dispose();
     }
@@ -80,9 +80,15 @@ async function check(src, question, layer) {
       matrix: JSON.parse(fig.querySelector('.vqa-matrix').dataset.weights),
       map: fig.querySelector('.vqa-matrix').dataset.map,
       dims: fig.querySelector('.vqa-matrix').dataset.dims,
+      where: fig.querySelector('.vqa-where').textContent,
     }));
     const r = ref[model];
     assert.ok(shown.answer.startsWith(`${r.answer} (${(100 * r.score).toFixed(1)}%)`), `${model}: answer ${shown.answer}`);
+    // the relation readout's line states the result's `where` (dx, dy in grid cells)
+    assert.equal(r.where.length, 2, `${model}: where`);
+    const [dx, dy] = r.where;
+    assert.ok(shown.where.includes(`${Math.abs(dx).toFixed(1)} cells ${dx < 0 ? 'left' : 'right'}`) &&
+      shown.where.includes(`${Math.abs(dy).toFixed(1)} cells ${dy < 0 ? 'up' : 'down'}`), `${model}: ${shown.where}`);
     const region = r.maps.find((m) => m.name === 'region_attention' && m.layer === 1);
     assertSame(shown.overlay, region.data, `${model} region overlay`);
     const wr = r.maps.find((m) => m.name === WORD_REGION[model] && m.layer === layer);

@@ -56,6 +56,18 @@ for (const name of BUNDLES) {
         assert.ok(g[key], `no golden for ${key}`);
         assertTensorClose({ dims: m.dims, data: m.data }, g[key], `${name} ${key}`);
       }
+      // the relation readout's input is the question level's region-attention centroid minus the word level's,
+      // in grid cells: recomputed here from the two returned maps
+      const centre = (layer) => {
+        const m = out.attentions.find((a) => a.name === 'region_attention' && a.layer === layer);
+        let x = 0, y = 0;
+        m.data.forEach((a, i) => { x += a * ((i % m.dims[1]) + 0.5); y += a * (Math.floor(i / m.dims[1]) + 0.5); });
+        return [x, y];
+      };
+      const [sx, sy] = centre(1), [wx, wy] = centre(0);
+      assert.ok(out.where instanceof Float32Array && out.where.length === 2, `${name} ${c.name}: where`);
+      assert.ok(Math.abs(out.where[0] - (sx - wx)) < 1e-4 && Math.abs(out.where[1] - (sy - wy)) < 1e-4,
+        `${name} ${c.name}: where ${out.where} against the maps' centroids ${[sx - wx, sy - wy]}`);
       const sum = out.scores.reduce((a, b) => a + b, 0);
       assert.ok(Math.abs(sum - 1) < 1e-5);
       assert.equal(out.answers[out.scores.indexOf(Math.max(...out.scores))], out.answer);

@@ -84,6 +84,7 @@ export async function createVqaPipeline(bundle, options = {}) {
     token_ids: r.tokenIds,
     unknown_words: r.unknownWords,
     count: r.count,
+    where: r.where,
     attention: r.attention,
     attentions: r.attentions,
   });

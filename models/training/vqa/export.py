@@ -84,6 +84,7 @@ def config_for(variant, model, name):
         "vqa": {"attention": "parallel-co-attention" if variant == "coattn" else "attention-over-attention",
                 "grid_dim": M.GRID_DIM, "d": model.d, "k": model.k, "hidden": model.hidden,
                 "vocab_size": len(Q.VOCAB), "num_answers": len(Q.ANSWERS), "answers": "answers.txt",
+                "relation_units": model.relation.out_features if model.where else 0,
                 "max_question_words": Q.MAX_WORDS, "levels": ["word (embeddings)", "question (LSTM)"]},
         "tokenizer": {"type": "word", "vocab": "vocab.txt", "lowercase": True, "split_regex": "\\w+|[^\\w\\s]",
                       "pad_id": 0, "unk_id": 1},
@@ -97,7 +98,8 @@ def load_bundle_model(out_dir):
     cfg = json.load(open(os.path.join(out_dir, "config.json")))
     v = cfg["vqa"]
     variant = "coattn" if v["attention"] == "parallel-co-attention" else "aoa"
-    model = M.VQAModel(variant, d=v["d"], k=v["k"], hidden=v["hidden"])
+    units = v.get("relation_units", 0)
+    model = M.VQAModel(variant, d=v["d"], k=v["k"], hidden=v["hidden"], where=units > 0, relation_units=units or 64)
     w = capbundle.read_safetensors(os.path.join(out_dir, "weights.safetensors"))
     model.load_state_dict({k: torch.from_numpy(a.astype(np.float32)) for k, a in w.items()})
     model.eval()
@@ -125,7 +127,7 @@ def main():
     state["region.weight"], state["region.bias"] = fold_region(state, pca, ck["pca_dims"])
     name = os.path.basename(os.path.normpath(args.out))
     os.makedirs(args.out, exist_ok=True)
-    model = M.VQAModel(args.variant)
+    model = M.VQAModel(args.variant, where="relation.weight" in state)
     cfg = config_for(args.variant, model, name)
     if cfg["image"] is None:
         del cfg["image"]

@@ -25,10 +25,22 @@ Count (both variants; a density readout of the question-level affinity, so that 
   coattn: m_n = Σ_t a^q_s,t relu(C_s[t, n]);   aoa: m_n = Σ_t β̄_s,t relu(tanh(M_s[n, t]))
   count = Σ_n m_n   (trained towards the number of counted objects: m towards each object's box-area share per cell)
 
+Where the two levels look (position readout, `where=True`; relations need it): with pos_n the centre of cell n in
+cell units (x = column + 0.5, y = row + 0.5, image y downwards),
+  where = Σ_n a^v_s,n pos_n − Σ_n a^v_w,n pos_n      [b, 2]
+The question level attends to the relation's subject A and the word level to A and B, so `where` points from B
+towards A (about (pos_A − pos_B) / 2 cells): the answer network reads the relation off the attention maps
+themselves. A small relation readout combines it with the question's words, the mean of their embeddings (the
+attended words alone often miss the relation word: "is the square below the triangle ?" attends to "square"):
+  r = tanh(W_r [where ; mean_t Q_w,t] + b_r)                  [b, R]
+(In cell units `where` has a spread of about 1.5; in [-1, 1] coordinates, ~0.4, the readout stayed at chance in
+training: the yes/no of a relation is an XOR of direction and relation word, which small inputs to tanh cannot
+start to separate.)
+
 Answer (Lu 2016 eq. 7 with two levels):
   h_w = tanh(W_w (q̂_w + v̂_w) + b_w)
   h_s = tanh(W_s [q̂_s + v̂_s ; h_w ; count] + b_s)
-  logits = W_o h_s + b_o  over questions.ANSWERS
+  logits = W_o [h_s ; r] + b_o  over questions.ANSWERS           (W_o h_s + b_o when where=False)
 """
 import torch
 import torch.nn as nn
@@ -37,6 +49,13 @@ import torch.nn.functional as F
 import questions as Q
 
 GRID_DIM = 1285
+SIDE = 7
+
+
+def cell_centres(side=SIDE):
+    """[side², 2] cell centres (x, y) in cell units (column + 0.5, row + 0.5), row-major cells."""
+    r, c = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+    return torch.stack([c.reshape(-1) + 0.5, r.reshape(-1) + 0.5], 1).float()
 
 
 class CoAttentionLevel(nn.Module):
@@ -71,10 +90,11 @@ def attention_over_attention(v, q):
 
 class VQAModel(nn.Module):
     def __init__(self, variant, d=128, k=128, hidden=256, vocab=len(Q.VOCAB), answers=len(Q.ANSWERS),
-                 region_in=GRID_DIM):
+                 region_in=GRID_DIM, where=True, relation_units=64):
         super().__init__()
         assert variant in ("coattn", "aoa")
-        self.variant, self.d, self.k, self.hidden = variant, d, k, hidden
+        self.variant, self.d, self.k, self.hidden, self.where = variant, d, k, hidden, where
+        self.register_buffer("centres", cell_centres(), persistent=False)
         self.region = nn.Linear(region_in, d)
         self.embedding = nn.Embedding(vocab, d)
         self.lstm = nn.LSTM(d, d, batch_first=True)
@@ -82,7 +102,8 @@ class VQAModel(nn.Module):
             self.co_w, self.co_s = CoAttentionLevel(d, k), CoAttentionLevel(d, k)
         self.fc_w = nn.Linear(d, hidden)
         self.fc_s = nn.Linear(d + hidden + 1, hidden)
-        self.out = nn.Linear(hidden, answers)
+        self.relation = nn.Linear(2 + d, relation_units) if where else None
+        self.out = nn.Linear(hidden + (relation_units if where else 0), answers)
 
     def forward(self, grid, ids, drop=0.0):
         v = torch.tanh(self.region(grid))                             # [b, N, d]
@@ -111,6 +132,11 @@ class VQAModel(nn.Module):
         (v_w, q_w_hat), (v_s, q_s_hat) = hats
         h_w = torch.tanh(self.fc_w(q_w_hat + v_w))
         h_s = torch.tanh(self.fc_s(torch.cat([q_s_hat + v_s, h_w, count], 1)))
+        if self.where:
+            where = out["s/region"] @ self.centres - out["w/region"] @ self.centres          # [b, 2]
+            r = torch.tanh(self.relation(torch.cat([where, q_w.mean(1)], 1)))                # [b, R]
+            out["where"], out["relation"] = where, r
+            h_s = torch.cat([h_s, r], 1)
         out["density"], out["count"] = dens, count.squeeze(1)
         out["logits"] = self.out(h_s)
         return out

@@ -8,5 +8,5 @@ HERE=$(dirname "$0")
 mkdir -p "$HERE/runs"
 /usr/bin/python3 "$HERE/../captioning/make_shapes.py" --cache-dir "$HERE/cache" --train 3000 --dev 300 --test 1 \
     --threads 2 --max-minutes 40
-/usr/bin/python3 "$HERE/train.py" --variant coattn --max-minutes 5 --resume
-/usr/bin/python3 "$HERE/train.py" --variant aoa --max-minutes 5 --resume
+/usr/bin/python3 "$HERE/train.py" --variant coattn --max-minutes 12 --resume
+/usr/bin/python3 "$HERE/train.py" --variant aoa --max-minutes 12 --resume

@@ -1,6 +1,6 @@
 """Train one VQA variant (coattn | aoa) on the cached shapes scene features, select on dev, checkpoint every epoch.
 
-  flock /tmp/attnlens-train.lock /usr/bin/python3 models/training/vqa/train.py --variant coattn --max-minutes 8
+  flock /tmp/attnlens-train.lock /usr/bin/python3 models/training/vqa/train.py --variant coattn --max-minutes 12
   (--resume continues from runs/<variant>/last.pt)
 
 Data: cache/shapes_{train,dev}*.npy + .json (run_features.sh writes them with ../captioning/make_shapes.py);
@@ -174,6 +174,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--no-where", action="store_true", help="the first bundles' model: no relation readout")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -197,7 +198,7 @@ def main():
     print("train %d scenes %d questions, dev %d scenes %d questions, prep %.0fs" %
           (len(tr_scenes), len(tr_q), len(dv_scenes), len(dv_q), time.time() - t0), flush=True)
 
-    model = M.VQAModel(args.variant, region_in=M.GRID_DIM - 1280 + PCA_DIMS)
+    model = M.VQAModel(args.variant, region_in=M.GRID_DIM - 1280 + PCA_DIMS, where=not args.no_where)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     start, best = 0, -1.0
     last = os.path.join(run, "last.pt")
