@@ -204,7 +204,11 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
   if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
     throw Error("linear_packed: the packed matrix does not hold rows × cols");
   const KernelTable& t = table();
-  for (std::size_t i = 0; i < m; ++i) t.gemv_packed(w.rows, w.cols, x + i * ldx, w.data.data(), y + i * ldy, bias, act);
+  std::size_t i = 0;
+  for (; i + 2 <= m; i += 2)  // rows in pairs: the weights are read once for both
+    t.gemv_packed2(w.rows, w.cols, x + i * ldx, x + (i + 1) * ldx, w.data.data(), y + i * ldy, y + (i + 1) * ldy,
+                   bias, act);
+  if (i < m) t.gemv_packed(w.rows, w.cols, x + i * ldx, w.data.data(), y + i * ldy, bias, act);
 }
 
 float dot(const float* a, const float* b, std::size_t n) { return table().dot(a, b, n); }

@@ -137,7 +137,8 @@ struct PackedMatrix {
 PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb);
 // Row j of B (k floats), read back from the packed layout (an embedding lookup in a packed table).
 void packed_row(const PackedMatrix& w, std::size_t j, float* out);
-// y_i = act(B·x_i + bias) for m rows x_i (stride ldx) into y_i (stride ldy); bias [n] may be null.
+// y_i = act(B·x_i + bias) for m rows x_i (stride ldx) into y_i (stride ldy); bias [n] may be null. Rows go in
+// pairs through one pass over the weights; every row's result has the same bits as the row alone.
 void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
                    float* y, std::size_t ldy, Activation act = Activation::none);
 

@@ -358,6 +358,28 @@ void gemv_nt(std::size_t n, std::size_t k, const float* x, const float* b, std::
 // y = act(B·x + bias) with B in panels of kPanel outputs, k-major (kernels.h). Per panel, for every p: one
 // broadcast of x[p] and kPanel/W loads, straight down the panel; even and odd p go to two sets of accumulators
 // (SSE2/WASM: 4 chains of 4 lanes, AVX2: 2 of 8), so the adds' latency overlaps. No horizontal sums.
+// gemv_packed2 does two rows with one pass over the weights (a beam's rows): each row's sums are formed in
+// exactly the same order as gemv_packed's, so a row gives the same bits alone or paired.
+template <class Arch>
+void store_panel(const Batch<Arch>* even, const Batch<Arch>* odd, std::size_t j0, std::size_t n, float* y,
+                 const float* bias, Activation act) {
+  using B = Batch<Arch>;
+  constexpr std::size_t w = B::size;
+  constexpr std::size_t V = kPanel / w;
+  if (j0 + kPanel <= n) {
+    for (std::size_t v = 0; v < V; ++v) {
+      B r = even[v] + odd[v];
+      if (bias != nullptr) r += B::load_unaligned(bias + j0 + v * w);
+      activate<Arch>(r, act).store_unaligned(y + j0 + v * w);
+    }
+  } else {  // the zero-padded last panel: only its first n − j0 outputs exist
+    alignas(64) float out[kPanel];
+    for (std::size_t v = 0; v < V; ++v) (even[v] + odd[v]).store_unaligned(out + v * w);
+    for (std::size_t i = 0; j0 + i < n; ++i)
+      y[j0 + i] = activate_scalar(out[i] + (bias != nullptr ? bias[j0 + i] : 0.0f), act);
+  }
+}
+
 template <class Arch>
 void gemv_packed(std::size_t n, std::size_t k, const float* x, const float* panels, float* y, const float* bias,
                  Activation act) {
@@ -382,18 +404,47 @@ void gemv_packed(std::size_t n, std::size_t k, const float* x, const float* pane
       for (std::size_t v = 0; v < V; ++v)
         even[v] = xsimd::fma(x0, B::load_unaligned(q + p * kPanel + v * w), even[v]);
     }
-    if (j0 + kPanel <= n) {
+    store_panel<Arch>(even, odd, j0, n, y, bias, act);
+  }
+}
+
+template <class Arch>
+void gemv_packed2(std::size_t n, std::size_t k, const float* xa, const float* xb, const float* panels, float* ya,
+                  float* yb, const float* bias, Activation act) {
+  using B = Batch<Arch>;
+  constexpr std::size_t w = B::size;
+  constexpr std::size_t V = kPanel / w;
+  const std::size_t k2 = k - k % 2;
+  for (std::size_t j0 = 0; j0 < n; j0 += kPanel) {
+    const float* q = panels + j0 * k;
+    B ea[V], oa[V], eb[V], ob[V];
+    for (std::size_t v = 0; v < V; ++v) ea[v] = oa[v] = eb[v] = ob[v] = B(0.0f);
+    std::size_t p = 0;
+    for (; p < k2; p += 2) {
+      const B a0(xa[p]), b0(xb[p]);
+      const float* w0 = q + p * kPanel;
       for (std::size_t v = 0; v < V; ++v) {
-        B r = even[v] + odd[v];
-        if (bias != nullptr) r += B::load_unaligned(bias + j0 + v * w);
-        activate<Arch>(r, act).store_unaligned(y + j0 + v * w);
+        const B wv = B::load_unaligned(w0 + v * w);
+        ea[v] = xsimd::fma(a0, wv, ea[v]);
+        eb[v] = xsimd::fma(b0, wv, eb[v]);
       }
-    } else {  // the zero-padded last panel: only its first n − j0 outputs exist
-      alignas(64) float out[kPanel];
-      for (std::size_t v = 0; v < V; ++v) (even[v] + odd[v]).store_unaligned(out + v * w);
-      for (std::size_t i = 0; j0 + i < n; ++i)
-        y[j0 + i] = activate_scalar(out[i] + (bias != nullptr ? bias[j0 + i] : 0.0f), act);
+      const B a1(xa[p + 1]), b1(xb[p + 1]);
+      for (std::size_t v = 0; v < V; ++v) {
+        const B wv = B::load_unaligned(w0 + kPanel + v * w);
+        oa[v] = xsimd::fma(a1, wv, oa[v]);
+        ob[v] = xsimd::fma(b1, wv, ob[v]);
+      }
     }
+    if (p < k) {
+      const B a0(xa[p]), b0(xb[p]);
+      for (std::size_t v = 0; v < V; ++v) {
+        const B wv = B::load_unaligned(q + p * kPanel + v * w);
+        ea[v] = xsimd::fma(a0, wv, ea[v]);
+        eb[v] = xsimd::fma(b0, wv, eb[v]);
+      }
+    }
+    store_panel<Arch>(ea, oa, j0, n, ya, bias, act);
+    store_panel<Arch>(eb, ob, j0, n, yb, bias, act);
   }
 }
 
@@ -845,6 +896,7 @@ KernelTable make_kernel_table() {
   t.gemv = &gemv<Arch>;
   t.gemv_nt = &gemv_nt<Arch>;
   t.gemv_packed = &gemv_packed<Arch>;
+  t.gemv_packed2 = &gemv_packed2<Arch>;
   t.dot = &dot<Arch>;
   t.axpy = &axpy<Arch>;
   t.add = &add<Arch>;

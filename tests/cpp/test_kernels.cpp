@@ -858,11 +858,12 @@ TEST_CASE("kernels: CHW and HWC conversions round-trip") {
 
 TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match double precision") {
   auto check = [](std::size_t n, std::size_t kk, bool with_bias, k::Activation act) {
-    const std::size_t ldb = kk + 3;
-    Buffer b(n * ldb + 1), x(2 * (kk + 1) + 1), bias(n + 1), y(2 * (n + 2) + 1, kNaN), y_ref(n + 1, kNaN);
+    const std::size_t ldb = kk + 3, rows = 3, ldx = kk + 1, ldy = n + 2;
+    Buffer b(n * ldb + 1), x(rows * ldx + 1), bias(n + 1), y(rows * ldy + 1, kNaN), y_ref(n + 1, kNaN);
     fill_uniform(b.data(), n * ldb, -2.0f, 2.0f);
-    fill_uniform(x.data(), 2 * (kk + 1), -2.0f, 2.0f);
+    fill_uniform(x.data(), rows * ldx, -2.0f, 2.0f);
     fill_uniform(bias.data(), n, -3.0f, 3.0f);
+    const float* bias_p = with_bias ? bias.data() : nullptr;
     const k::PackedMatrix w = k::pack_rows(n, kk, b.data(), ldb);
     REQUIRE(w.rows == n);
     REQUIRE(w.cols == kk);
@@ -872,31 +873,34 @@ TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match 
       k::packed_row(w, j, row.data());
       for (std::size_t p = 0; p < kk; ++p) REQUIRE(row[p] == b[j * ldb + p]);
     }
-    // Two rows in one call (strides kk + 1 and n + 2), the second row computed alone must give the same bits.
-    k::linear_packed(2, x.data(), kk + 1, w, with_bias ? bias.data() : nullptr, y.data(), n + 2, act);
-    std::vector<float> alone(n + 1, kNaN);
-    k::linear_packed(1, x.data() + kk + 1, kk + 1, w, with_bias ? bias.data() : nullptr, alone.data(), n, act);
-    k::gemv_packed_ref(w, x.data(), with_bias ? bias.data() : nullptr, y_ref.data(), act);
-    for (std::size_t i = 0; i < 2; ++i)
+    // Three rows in one call (a pair through gemv_packed2, then one alone; strides ldx and ldy): each row must
+    // have the same bits as the row computed alone.
+    k::linear_packed(rows, x.data(), ldx, w, bias_p, y.data(), ldy, act);
+    k::gemv_packed_ref(w, x.data(), bias_p, y_ref.data(), act);
+    for (std::size_t i = 0; i < rows; ++i) {
+      std::vector<float> alone(n + 1, kNaN);
+      k::linear_packed(1, x.data() + i * ldx, ldx, w, bias_p, alone.data(), n, act);
       for (std::size_t j = 0; j < n; ++j) {
         double s = with_bias ? bias[j] : 0.0, sum_abs = std::fabs(s);
         for (std::size_t p = 0; p < kk; ++p) {
-          const double t = static_cast<double>(x[i * (kk + 1) + p]) * b[j * ldb + p];
+          const double t = static_cast<double>(x[i * ldx + p]) * b[j * ldb + p];
           s += t;
           sum_abs += std::fabs(t);
         }
         if (act != k::Activation::none) s = std::max(s, 0.0);
         if (act == k::Activation::relu6) s = std::min(s, 6.0);
-        const float got = y[i * (n + 2) + j];
+        const float got = y[i * ldy + j];
         if (!(std::fabs(got - s) <= dot_bound(kk + 1, sum_abs)))
           FAIL_CHECK("linear_packed mismatch at (" << i << "," << j << ") n=" << n << " k=" << kk << ": got " << got
                                                    << " want " << s);
         if (i == 0 && !(std::fabs(y_ref[j] - s) <= dot_bound(kk + 1, sum_abs)))
           FAIL_CHECK("gemv_packed_ref mismatch at " << j << " n=" << n << " k=" << kk);
-        if (i == 1 && std::memcmp(&got, &alone[j], sizeof(float)) != 0)
-          FAIL_CHECK("a row alone differs from the same row in a batch at " << j << " n=" << n << " k=" << kk);
+        if (std::memcmp(&got, &alone[j], sizeof(float)) != 0)
+          FAIL_CHECK("row " << i << " alone differs from the same row in a batch at " << j << " n=" << n
+                            << " k=" << kk);
       }
-    CHECK(std::isnan(y[n + 1]));  // nothing written past a row (the padding of the last panel stays inside)
+      CHECK(std::isnan(y[i * ldy + n]));  // nothing written past a row (the last panel's padding stays inside)
+    }
   };
   for_each_backend([&] {
     for (std::size_t n : {0, 1, 3, 7, 8, 9, 15, 16, 17, 255, 256, 257})
