@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "api.h"
+#include "api/tensor.h"
 
 namespace attnlens::api {
 

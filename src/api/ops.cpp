@@ -1,6 +1,6 @@
-// attnlens C++ API (see api.h): tensor checks, JSON params, and the registry that adapts each catalogue op of
-// src/attention to the uniform run_op() entry.
-#include "api.h"
+// attnlens C++ API (see api/ops.h): JSON params, input checks, and the registry that adapts each catalogue op of
+// src/attention to the uniform run_op() entry; MultiHeadKvCache.
+#include "api/ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,20 +26,10 @@
 #include "attention/self_attention.h"
 #include "attention/visual.h"
 #include "kernels/kernels.h"
-#include "text/bpe.h"
-#include "text/words.h"
 
 namespace attnlens::api {
 
 namespace {
-
-std::string dims_to_string(const std::vector<std::size_t>& dims) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < dims.size(); ++i) out << (i ? "," : "") << dims[i];
-  out << ']';
-  return out.str();
-}
 
 // Reads the JSON params of one op call. Every key read is remembered so that finish() can reject keys the op does
 // not know (a misspelt "causal" must not silently run without the mask).
@@ -211,28 +201,6 @@ struct OpEntry {
 const std::vector<OpEntry>& registry();
 
 }  // namespace
-
-Tensor::Tensor(std::vector<std::size_t> dims_) : dims(std::move(dims_)), data(element_count(dims), 0.0f) {}
-
-void Tensor::validate(const std::string& what) const {
-  const std::size_t n = element_count(dims);
-  require(data.size() == n, what + " has dims " + dims_to_string(dims) + " (" + std::to_string(n) +
-                                " elements) but holds " + std::to_string(data.size()) + " values");
-}
-
-std::size_t element_count(const std::vector<std::size_t>& dims) {
-  std::size_t n = 1;
-  for (std::size_t d : dims) {
-    require(d == 0 || n <= std::numeric_limits<std::size_t>::max() / d,
-            "tensor dims " + dims_to_string(dims) + " overflow the address space");
-    n *= d;
-  }
-  return n;
-}
-
-const char* version() { return "0.1.0"; }
-
-const char* simd_backend() { return kernels::simd_backend(); }
 
 std::vector<OpInfo> list_ops() {
   std::vector<OpInfo> out;
@@ -1012,58 +980,5 @@ std::size_t MultiHeadKvCache::capacity() const { return impl_->cache->capacity()
 std::size_t MultiHeadKvCache::embed_dim() const { return impl_->w.embed_dim; }
 std::size_t MultiHeadKvCache::num_heads() const { return impl_->w.num_heads; }
 void MultiHeadKvCache::clear() { impl_->cache->clear(); }
-
-// ---- text ----
-
-struct BpeTokenizer::Impl {
-  text::BpeTokenizer bpe;
-};
-
-BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-BpeTokenizer::~BpeTokenizer() = default;
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::from_text(const std::string& vocab_text, const std::string& merges_text) {
-  auto impl = std::make_unique<Impl>();
-  impl->bpe = text::BpeTokenizer::from_text(vocab_text, merges_text, "BPE vocab/merges text");
-  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
-}
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::from_json(const std::string& json_text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("BPE tokenizer JSON is not valid JSON (") + e.what() + ")");
-  }
-  auto impl = std::make_unique<Impl>();
-  impl->bpe = text::BpeTokenizer::from_json(j, "BPE tokenizer JSON");
-  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
-}
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::learn(const std::vector<std::string>& lines, const BpeLearnParams& params) {
-  require(params.num_merges >= 0, "BPE learn: num_merges must be ≥ 0");
-  require(params.min_frequency >= 1, "BPE learn: min_frequency must be ≥ 1");
-  text::BpeLearnOptions options;
-  options.num_merges = params.num_merges;
-  options.min_frequency = params.min_frequency;
-  auto impl = std::make_unique<Impl>();
-  impl->bpe = text::BpeTokenizer::learn(lines, options);
-  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
-}
-
-BpeEncoding BpeTokenizer::encode(const std::string& text) const {
-  BpeEncoding out;
-  out.ids = impl_->bpe.encode(text);
-  out.pieces.reserve(out.ids.size());
-  for (int id : out.ids) out.pieces.push_back(impl_->bpe.piece(id));
-  return out;
-}
-
-std::string BpeTokenizer::decode(const std::vector<int>& ids) const { return impl_->bpe.decode(ids); }
-std::size_t BpeTokenizer::vocab_size() const { return impl_->bpe.vocab_size(); }
-std::size_t BpeTokenizer::num_merges() const { return impl_->bpe.num_merges(); }
-std::string BpeTokenizer::to_json() const { return impl_->bpe.to_json().dump(); }
-
-std::vector<std::string> tokenize_words(const std::string& text) { return text::tokenize_words(text); }
 
 }  // namespace attnlens::api
