@@ -42,18 +42,20 @@ std::size_t positive(const io::Bundle& b, const std::string& key, int max_value 
   return static_cast<std::size_t>(v);
 }
 
-// `packed`: the layer runs one row at a time (in the decoder step), so it keeps only the packed weight.
+// How a layer's weight is kept: packed only (`step`: the decoder step's layers, one or a few rows at a time), or
+// packed and as is (`both`: the layers over a whole source — the encoder, the cross keys and values — whose short
+// sentences run best through the packed weights and long ones through the GEMM).
+enum class Layout { step, both };
+
 Linear load_linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
-                   bool packed = false) {
+                   Layout layout = Layout::both) {
   Linear l;
   l.out = out;
   l.in = in;
   l.weight = b.tensor(name + ".weight", {out, in});
   l.bias = b.tensor(name + ".bias", {out});
-  if (packed) {
-    l.packed = kernels::pack_rows(out, in, l.weight.data(), in);
-    l.weight = std::vector<float>();
-  }
+  l.packed = kernels::pack_rows(out, in, l.weight.data(), in);
+  if (layout == Layout::step) l.weight = std::vector<float>();
   return l;
 }
 
@@ -61,30 +63,25 @@ Norm load_norm(const io::Bundle& b, const std::string& name, std::size_t d) {
   return Norm{b.tensor(name + ".weight", {d}), b.tensor(name + ".bias", {d})};
 }
 
-// `step`: the decoder's attention; its projections run per step (packed), except a cross attention's key and
-// value projections, which run once over the whole source (`cross`).
-Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d, bool step = false,
+// The encoder's attention (`both`) or the decoder's (`step`), whose cross attention (`cross`) computes its keys
+// and values once over the whole source (`both`).
+Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d, Layout layout,
                          bool cross = false) {
-  return Attention{load_linear(b, name + ".q_proj", d, d, step), load_linear(b, name + ".k_proj", d, d, step && !cross),
-                   load_linear(b, name + ".v_proj", d, d, step && !cross),
-                   load_linear(b, name + ".out_proj", d, d, step)};
+  const Layout kv = cross ? Layout::both : layout;
+  return Attention{load_linear(b, name + ".q_proj", d, d, layout), load_linear(b, name + ".k_proj", d, d, kv),
+                   load_linear(b, name + ".v_proj", d, d, kv), load_linear(b, name + ".out_proj", d, d, layout)};
 }
 
-// A few rows (the beam) go one row at a time: measured on this project's kernels, m single-row calls beat one
-// m-row GEMM for m ≤ 8 (0.46 vs 0.71 ms for 4 × 256 · 256 × 8104), whose blocking pays off only for more rows.
+// Up to 8 rows (a short sentence in the encoder) go through the packed weights in pairs; the blocked GEMM, which
+// packs its operands on every call, pays off only for more rows (measured in WASM: one GEMM for 3-8 rows ran short
+// Tatoeba sentences at 0.87x the row-by-row speed).
 constexpr std::size_t kRowByRow = 8;
 
 // y (n, out) = x (n, in) Wᵀ + b, optionally ReLU.
 void linear(const Linear& l, const float* x, std::size_t n, float* y, bool relu = false) {
   const auto act = relu ? kernels::Activation::relu : kernels::Activation::none;
-  if (!l.packed.empty()) {
+  if (!l.packed.empty() && (n <= kRowByRow || l.weight.empty())) {
     kernels::linear_packed(n, x, l.in, l.packed, l.bias.data(), y, l.out, act);
-    return;
-  }
-  if (n <= kRowByRow) {
-    for (std::size_t i = 0; i < n; ++i)
-      kernels::gemm_nt_bias_act(1, l.out, l.in, x + i * l.in, l.in, l.weight.data(), l.in, y + i * l.out, l.out,
-                                l.bias.data(), act);
     return;
   }
   kernels::gemm_nt_bias_act(n, l.out, l.in, x, l.in, l.weight.data(), l.in, y, l.out, l.bias.data(), act);
@@ -146,7 +143,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
     const std::string p = "encoder_layers." + std::to_string(l);
     EncoderLayer e;
     e.norm1 = load_norm(b, p + ".norm1", d_);
-    e.self_attn = load_attention(b, p + ".self_attn", d_);
+    e.self_attn = load_attention(b, p + ".self_attn", d_, Layout::both);
     e.norm2 = load_norm(b, p + ".norm2", d_);
     e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_);
     e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_);
@@ -157,12 +154,12 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
     const std::string p = "decoder_layers." + std::to_string(l);
     DecoderLayer e;
     e.norm1 = load_norm(b, p + ".norm1", d_);
-    e.self_attn = load_attention(b, p + ".self_attn", d_, true);
+    e.self_attn = load_attention(b, p + ".self_attn", d_, Layout::step);
     e.norm2 = load_norm(b, p + ".norm2", d_);
-    e.cross_attn = load_attention(b, p + ".cross_attn", d_, true, true);
+    e.cross_attn = load_attention(b, p + ".cross_attn", d_, Layout::step, true);
     e.norm3 = load_norm(b, p + ".norm3", d_);
-    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_, true);
-    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_, true);
+    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_, Layout::step);
+    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_, Layout::step);
     dec_.push_back(std::move(e));
   }
   dec_norm_ = load_norm(b, "decoder_norm", d_);

@@ -49,7 +49,7 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   struct Linear {  // y = x Wᵀ + b
     std::size_t out = 0, in = 0;
     std::vector<float> weight;       // (out, in), for the GEMMs over a whole sequence (encoder, cross K/V)
-    kernels::PackedMatrix packed;    // or the same packed for one-row products (the decoder step); one of the two
+    kernels::PackedMatrix packed;    // the same packed for one-row products (the decoder step); either or both
     std::vector<float> bias;         // (out)
   };
   struct Norm {
