@@ -38,17 +38,7 @@ val result_to_js(const api::CaptionResult& r) {
     }
     out.set("unknownWords", unknown);
   }
-  if (!r.attention.dims.empty()) {
-    val att = val::object();
-    att.set("name", std::string("visual"));
-    att.set("layer", -1);
-    att.set("head", -1);
-    val dims = val::array();
-    for (std::size_t d : r.attention.dims) dims.call<void>("push", static_cast<double>(d));
-    att.set("dims", dims);
-    att.set("data", js_copy(r.attention.data));
-    out.set("attention", att);
-  }
+  out.set("attentions", js_maps(r.attentions));
   return out;
 }
 

@@ -27,15 +27,7 @@ class SentimentBinding {
       for (const auto& t : r.tokens) tokens.call<void>("push", t);
       out.set("tokens", tokens);
       out.set("ids", js_copy(r.ids));
-      val att = val::object();
-      att.set("name", r.attention_name);
-      att.set("layer", -1);
-      att.set("head", -1);
-      val dims = val::array();
-      for (std::size_t d : r.attention_dims) dims.call<void>("push", static_cast<double>(d));
-      att.set("dims", dims);
-      att.set("data", js_copy(r.attention));
-      out.set("attention", att);
+      out.set("attentions", js_maps(r.attentions));
       out.set("truncated", r.truncated);
       out.set("numInputTokens", static_cast<double>(r.num_input_tokens));
       return out;

@@ -236,7 +236,8 @@ CaptionResult force_words(const models::ShowAttendTell& dec, const Tensor& grid,
   out.token_ids = ids;
   out.token_ids.push_back(dec.config().end_id);
   for (int id : out.token_ids) out.tokens.push_back(vocab[static_cast<std::size_t>(id)]);
-  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, std::move(r.alphas));  // [n + 1, gh, gw]
+  if (params.output_attentions)  // [n + 1, gh, gw]
+    out.attentions.push_back(AttentionMap{"visual", -1, -1, -1, {r.steps, gh, gw}, std::move(r.alphas)});
   return out;
 }
 
@@ -291,7 +292,8 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
     out.text += w;
   }
   for (int id : out.token_ids) out.tokens.push_back(impl_->vocab[static_cast<std::size_t>(id)]);
-  if (params.output_attentions) out.attention = Tensor({r.steps, gh, gw}, std::move(r.alphas));
+  if (params.output_attentions)
+    out.attentions.push_back(AttentionMap{"visual", -1, -1, -1, {r.steps, gh, gw}, std::move(r.alphas)});
   return out;
 }
 

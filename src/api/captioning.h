@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "api/tensor.h"
+#include "trace/trace.h"
 
 namespace attnlens::api {
 
@@ -42,9 +43,9 @@ struct CaptionResult {
   std::vector<int> token_ids;       // one per decoder step: the words, then <end> when the caption finished
   std::vector<std::string> tokens;  // the same as strings ("<end>" last when finished)
   bool finished = false;            // the decoder chose <end> (else it stopped at max_new_tokens)
-  // "visual" attention α_t over the grid for every step: dims [T, grid_h, grid_w], T = tokens.size()
-  // (empty when output_attentions is false).
-  Tensor attention;
+  // One "visual" map, the attention α_t over the grid for every step: dims [T, grid_h, grid_w], T = tokens.size(),
+  // layer and head −1 (no map when output_attentions is false), as every task returns its maps (trace/trace.h).
+  std::vector<AttentionMap> attentions;
   std::vector<float> betas;  // the gate β_t per step [T]
   float score = 0;           // sum of the chosen words' log-probabilities
   int num_beams = 1;         // 0 for attend()

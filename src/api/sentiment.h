@@ -3,7 +3,7 @@
 //   auto clf = attnlens::api::SentimentClassifier::load("models/sst2-selfattn");
 //   auto r = clf->classify("It's a charming, often affecting journey.");
 //   // r.label "POSITIVE", r.score 0.99…, r.tokens {it 's a charming , often affecting journey .},
-//   // r.attention_name "self-attention", r.attention dims {4, 9} (hops × tokens; "pair-attention": T × T)
+//   // r.attentions[0]: "self-attention" dims {4, 9} (hops × tokens; sst2-relation: "pair-attention" T × T)
 //
 // Text → tokens: the SST-2 tokenizer (text/words.h): lowercased; punctuation split off; clitics split ("don't" →
 // do n't, "it's" → it 's); typographic quotes and dashes mapped to the ASCII forms of the data; any bytes are
@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/trace.h"
+
 namespace attnlens::api {
 
 struct SentimentParams {
@@ -44,9 +46,9 @@ struct SentimentResult {
   std::vector<float> logits;
   std::vector<std::string> tokens;   // the tokens the model saw, out-of-vocabulary ones as "<unk>"
   std::vector<int> ids;              // their vocabulary ids
-  std::string attention_name;        // "self-attention" (dims [hops, T]) or "pair-attention" (dims [T, T])
-  std::vector<std::size_t> attention_dims;
-  std::vector<float> attention;      // row-major, every row sums to 1
+  // The one map the model attends with, as every task returns its maps (trace/trace.h): "self-attention" (dims
+  // [hops, T]) or "pair-attention" (dims [T, T]), layer and head −1; row-major, every row sums to 1.
+  std::vector<AttentionMap> attentions;
   bool truncated = false;            // the text had more than max_tokens tokens; only the first were used
   std::size_t num_input_tokens = 0;  // tokens before truncation (classify(): at most max_tokens + 1, see above)
 };

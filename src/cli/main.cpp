@@ -328,7 +328,10 @@ int sentiment(int argc, char** argv) {
       j["ids"] = r.ids;
       j["truncated"] = r.truncated;
       j["num_input_tokens"] = r.num_input_tokens;
-      if (attention) j["attention"] = {{"name", r.attention_name}, {"dims", r.attention_dims}, {"data", r.attention}};
+      if (attention) {
+        const attnlens::AttentionMap& a = r.attentions.at(0);
+        j["attention"] = {{"name", a.name}, {"dims", a.dims}, {"data", a.data}};
+      }
     } catch (const Error& e) {
       j = {{"error", e.what()}};
       failed = true;
@@ -630,7 +633,8 @@ int caption(int argc, char** argv) {
           for (const auto& u : r.unknown_words) unknown.push_back({{"word", u.word}, {"position", u.position}});
           j["unknown_words"] = std::move(unknown);
         }
-        if (params.output_attentions) j["attention"] = {{"dims", r.attention.dims}, {"data", r.attention.data}};
+        if (params.output_attentions && !r.attentions.empty())
+          j["attention"] = {{"dims", r.attentions[0].dims}, {"data", r.attentions[0].data}};
         out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       } else if (caption) {
         char buf[32];

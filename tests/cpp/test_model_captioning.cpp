@@ -219,13 +219,13 @@ TEST_CASE("captioning: pixels to caption matches PyTorch (tiny random decoder ov
     greedy_params.num_beams = 1;
     const api::CaptionResult rg = captioner->caption(px.data(), px.size(), w, h, greedy_params);
     CHECK(rg.text == c.at("greedy").at("text").get<std::string>());
-    REQUIRE(rg.attention.dims == std::vector<std::size_t>{g.steps, 7, 7});
+    REQUIRE(rg.attentions.at(0).dims == std::vector<std::size_t>{g.steps, 7, 7});
     CHECK(rg.tokens.size() == g.steps);
-    check_close(name + " api greedy attention", rg.attention.data.data(), rg.attention.size(), p + "greedy/attention");
+    check_close(name + " api greedy attention", rg.attentions.at(0).data.data(), rg.attentions.at(0).data.size(), p + "greedy/attention");
     const api::CaptionResult rb = captioner->caption(px.data(), px.size(), w, h);  // bundle default: 3 beams
     CHECK(rb.num_beams == 3);
     CHECK(rb.text == c.at("beam").at("text").get<std::string>());
-    check_close(name + " api beam attention", rb.attention.data.data(), rb.attention.size(), p + "beam/attention");
+    check_close(name + " api beam attention", rb.attentions.at(0).data.data(), rb.attentions.at(0).data.size(), p + "beam/attention");
   }
 }
 
@@ -244,7 +244,7 @@ TEST_CASE("captioning: bad images give a caption or a clear Error") {
   const std::uint8_t one[4] = {10, 200, 30, 255};
   const api::CaptionResult r1 = cap->caption(one, 4, 1, 1, prm);
   CHECK(!r1.tokens.empty());
-  CHECK(r1.attention.dims[0] == r1.tokens.size());
+  CHECK(r1.attentions.at(0).dims[0] == r1.tokens.size());
   // fully transparent == white, whatever the colour under alpha 0
   std::vector<std::uint8_t> clear(16 * 9 * 4, 0), white(16 * 9 * 4, 255);
   for (std::size_t i = 0; i < clear.size(); i += 4) clear[i] = 77;
@@ -257,7 +257,7 @@ TEST_CASE("captioning: bad images give a caption or a clear Error") {
   const api::CaptionResult rg1 = cap->caption(grey.data(), grey.size(), 30, 20, prm, 1);
   const api::CaptionResult rg4 = cap->caption(grey_rgba.data(), grey_rgba.size(), 30, 20, prm);
   CHECK(rg1.token_ids == rg4.token_ids);
-  CHECK(rg1.attention.data == rg4.attention.data);
+  CHECK(rg1.attentions.at(0).data == rg4.attentions.at(0).data);
   // 8000×8000 through the row interface: only ≤ 448 rows are read, no 256 MB buffer is needed
   std::vector<std::uint8_t> row(8000 * 4);
   for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<std::uint8_t>((i * 13) % 256);
@@ -281,7 +281,7 @@ TEST_CASE("captioning: bad images give a caption or a clear Error") {
   CHECK_THROWS_WITH_AS(api::caption_params("{\"allow_unk\": 1}"), doctest::Contains("allow_unk must be true or false"),
                        Error);
   prm.output_attentions = false;
-  CHECK(cap->caption(one, 4, 1, 1, prm).attention.size() == 0);
+  CHECK(cap->caption(one, 4, 1, 1, prm).attentions.empty());
   prm.max_new_tokens = 2;
   CHECK(cap->caption(one, 4, 1, 1, prm).tokens.size() <= 2);
 }
@@ -502,9 +502,9 @@ void check_bundle_goldens(const std::string& dir) {
       std::string joined;
       for (const auto& wd : words) joined += (joined.empty() ? "" : " ") + wd;
       CHECK(r.text == joined);
-      REQUIRE(r.attention.dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+      REQUIRE(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
       close_abs(what + " forced logprobs", r.token_logprobs, fg.to_float(fp + "logprobs"));
-      close_abs(what + " forced attention", r.attention.data, fg.to_float(fp + "attention"));
+      close_abs(what + " forced attention", r.attentions.at(0).data, fg.to_float(fp + "attention"));
       close_abs(what + " forced beta", r.betas, fg.to_float(fp + "beta"));
       CHECK(std::fabs(r.score - f.at("score").get<double>()) <= 1e-3);
       // the grid route gives the same numbers
@@ -592,8 +592,8 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
     const api::CaptionResult f = cap->attend(img.data(), img.size(), 20, 12, g.text);
     CHECK(f.tokens == g.tokens);
     CHECK(f.token_ids == g.token_ids);
-    CHECK(f.attention.dims == g.attention.dims);
-    CHECK(f.attention.data == g.attention.data);
+    CHECK(f.attentions.at(0).dims == g.attentions.at(0).dims);
+    CHECK(f.attentions.at(0).data == g.attentions.at(0).data);
     CHECK(f.betas == g.betas);
     CHECK(std::fabs(f.score - g.score) <= 1e-4);
     CHECK(f.unknown_words.empty());
@@ -609,7 +609,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   CHECK(r.unknown_words[2].position == 3);
   REQUIRE(r.token_logprobs.size() == r.tokens.size());
   REQUIRE(r.betas.size() == r.tokens.size());
-  REQUIRE(r.attention.dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+  REQUIRE(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
   double sum = 0;
   for (float lp : r.token_logprobs) {
     CHECK(lp <= 0.0f);
@@ -618,7 +618,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   CHECK(std::fabs(sum - r.score) <= 1e-3);
   for (std::size_t t = 0; t < r.tokens.size(); ++t) {
     double row = 0;
-    for (std::size_t k = 0; k < 49; ++k) row += r.attention.data[t * 49 + k];
+    for (std::size_t k = 0; k < 49; ++k) row += r.attentions.at(0).data[t * 49 + k];
     CHECK(std::fabs(row - 1) < 1e-5);
   }
   // options: output_attentions false leaves the maps out, the rest is unchanged; beams do not apply
@@ -626,7 +626,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   no_maps.output_attentions = false;
   no_maps.num_beams = 5;
   const api::CaptionResult rn = cap->attend(img.data(), img.size(), 20, 12, "Two DOGS run: on the grass.", no_maps);
-  CHECK(rn.attention.size() == 0);
+  CHECK(rn.attentions.empty());
   CHECK(rn.token_logprobs == r.token_logprobs);
   // empty captions: nothing to score
   for (const char* empty : {"", "   ", "\t\n"})
@@ -637,7 +637,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   for (int i = 0; i < 200; ++i) long_caption += i % 2 ? "dog " : "a ";
   const api::CaptionResult lr = cap->attend(img.data(), img.size(), 20, 12, long_caption);
   CHECK(lr.tokens.size() == 201);
-  CHECK(lr.attention.dims[0] == 201);
+  CHECK(lr.attentions.at(0).dims[0] == 201);
   CHECK(first_non_finite(lr.token_logprobs.data(), lr.token_logprobs.size()) == lr.token_logprobs.size());
   // more than kMaxCaptionWords words: a clear Error
   std::string too_long;
@@ -659,7 +659,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   for (std::size_t i = 3; i < opaque_black.size(); i += 4) opaque_black[i] = 255;
   const api::CaptionResult rb = cap->attend(opaque_black.data(), opaque_black.size(), 64, 48, "a dog runs on the grass");
   CHECK(first_non_finite(rb.token_logprobs.data(), rb.token_logprobs.size()) == rb.token_logprobs.size());
-  CHECK(first_non_finite(rb.attention.data.data(), rb.attention.size()) == rb.attention.size());
+  CHECK(first_non_finite(rb.attentions.at(0).data.data(), rb.attentions.at(0).data.size()) == rb.attentions.at(0).data.size());
   CHECK(first_non_finite(rb.betas.data(), rb.betas.size()) == rb.betas.size());
   CHECK(std::isfinite(rb.score));
   // the grid route refuses a wrong grid like caption_grid does

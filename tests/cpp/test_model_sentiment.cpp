@@ -79,12 +79,12 @@ void check_result_sane(const SentimentResult& r, std::size_t max_tokens) {
   REQUIRE(!r.tokens.empty());
   CHECK(r.tokens.size() <= max_tokens);
   CHECK(r.tokens.size() == r.ids.size());
-  REQUIRE(r.attention_dims.size() == 2);
-  CHECK(r.attention_dims[1] == r.tokens.size());
-  REQUIRE(r.attention.size() == r.attention_dims[0] * r.attention_dims[1]);
-  for (std::size_t i = 0; i < r.attention_dims[0]; ++i)
-    CHECK(std::fabs(row_sum(r.attention, i, r.attention_dims[1]) - 1.0) < 1e-4);
-  for (float v : r.attention) CHECK(std::isfinite(v));
+  REQUIRE(r.attentions.at(0).dims.size() == 2);
+  CHECK(r.attentions.at(0).dims[1] == r.tokens.size());
+  REQUIRE(r.attentions.at(0).data.size() == r.attentions.at(0).dims[0] * r.attentions.at(0).dims[1]);
+  for (std::size_t i = 0; i < r.attentions.at(0).dims[0]; ++i)
+    CHECK(std::fabs(row_sum(r.attentions.at(0).data, i, r.attentions.at(0).dims[1]) - 1.0) < 1e-4);
+  for (float v : r.attentions.at(0).data) CHECK(std::isfinite(v));
 }
 
 void run_golden_parity(const std::string& name, bool has_hidden) {
@@ -106,10 +106,10 @@ void run_golden_parity(const std::string& name, bool has_hidden) {
     CHECK(r.label_index == c.at("label").get<int>());
     CHECK(r.label == c.at("label_name").get<std::string>());
     CHECK(std::fabs(r.score - c.at("score").get<float>()) <= 1e-4);
-    CHECK(r.attention_name == c.at("attention_name").get<std::string>());
-    CHECK(r.attention_dims == c.at("attention_dims").get<std::vector<std::size_t>>());
+    CHECK(r.attentions.at(0).name == c.at("attention_name").get<std::string>());
+    CHECK(r.attentions.at(0).dims == c.at("attention_dims").get<std::vector<std::size_t>>());
     CHECK_FALSE(r.truncated);
-    check_close(r.attention, golden_tensor(gst, key + "attention"), name + " " + key + "attention");
+    check_close(r.attentions.at(0).data, golden_tensor(gst, key + "attention"), name + " " + key + "attention");
     check_close(r.logits, golden_tensor(gst, key + "logits"), name + " " + key + "logits");
     check_close(r.probabilities, golden_tensor(gst, key + "probabilities"), name + " " + key + "probabilities");
     // Intermediates through the model layer.
@@ -327,7 +327,7 @@ TEST_SUITE("sentiment") {
     // Case 4 with a typographic apostrophe and dash: "It’s slow — very, very slow."
     const auto r4 = clf->classify("It\u2019s slow -- very, very slow.");
     CHECK(r4.tokens == golden["cases"][4]["tokens"].get<std::vector<std::string>>());
-    check_close(r4.attention, golden_tensor(gst, "case4/attention"), "raw case4 attention");
+    check_close(r4.attentions.at(0).data, golden_tensor(gst, "case4/attention"), "raw case4 attention");
     // Case 7 has made-up words: they come back as "<unk>" with id 1.
     const auto r7 = clf->classify("The plot is zorblaxian and the acting isn't quxotic at all.");
     CHECK(r7.tokens == golden["cases"][7]["tokens"].get<std::vector<std::string>>());
@@ -376,7 +376,7 @@ TEST_SUITE("sentiment") {
       CHECK(lr.num_input_tokens == 257);  // tokenization stops one token past max_tokens
       CHECK(clf->classify_tokens(attnlens::api::tokenize_words(long_text)).num_input_tokens == 10000);
       CHECK(lr.tokens.size() == 256);
-      CHECK(lr.attention_dims[1] == 256);
+      CHECK(lr.attentions.at(0).dims[1] == 256);
 
       // Exactly max_tokens tokens: not truncated.
       std::string exact;
@@ -401,7 +401,7 @@ TEST_SUITE("sentiment") {
     const auto r = clf->classify("a b c d e f g h");
     CHECK(r.truncated);
     CHECK(r.tokens.size() == 5);
-    CHECK(r.attention_dims == std::vector<std::size_t>{5, 5});
+    CHECK(r.attentions.at(0).dims == std::vector<std::size_t>{5, 5});
     attnlens::api::SentimentParams zero;
     zero.max_tokens = 0;
     CHECK_THROWS_AS(SentimentClassifier::load(model_dir("sst2-relation"), zero), Error);
@@ -412,7 +412,7 @@ TEST_SUITE("sentiment") {
     const auto r = clf->classify("Good film, bad film.");
     check_result_sane(r, 256);
     CHECK(r.tokens == std::vector<std::string>{"good", "film", "<unk>", "bad", "film", "."});
-    CHECK(r.attention_dims == std::vector<std::size_t>{2, 6});
+    CHECK(r.attentions.at(0).dims == std::vector<std::size_t>{2, 6});
     CHECK(clf->architecture() == "selfattn-classifier");
     CHECK(clf->labels() == std::vector<std::string>{"NEGATIVE", "POSITIVE"});
   }

@@ -202,7 +202,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       text: r.text,
       tokens: r.tokens,
       token_ids: r.tokenIds,
-      attentions: outputAttentions && r.attention ? [r.attention] : [],
+      attentions: outputAttentions ? r.attentions : [],
       betas: r.betas,
       finished: r.finished,
       score: r.score,

@@ -83,7 +83,7 @@ export async function createSentimentPipeline(bundle, options = {}) {
       label: r.label,
       score: r.score,
       tokens: r.tokens,
-      attentions: outputAttentions ? [r.attention] : [],
+      attentions: outputAttentions ? r.attentions : [],
       probabilities: r.probabilities,
       labels: [...labels],
       ids: r.ids,
