@@ -35,7 +35,7 @@
 // num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, describe as describeValue, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, toWellFormed } from './input.js';
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
@@ -43,19 +43,6 @@ const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'allow_
 const ATTEND_OPTIONS = ['output_attentions'];
 const MAX_BROWSER_PIXELS = 16777216;
 const MAX_SIDE = 65536;
-
-function checkOptions(options, known, where) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`attnlens: ${where} options must be an object`);
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
-      `(known: ${known.length ? known.join(', ') : 'none'})`);
-  }
-  return options;
-}
 
 const isPixelArray = (d) => d instanceof Uint8ClampedArray || d instanceof Uint8Array;
 

@@ -8,6 +8,23 @@
 // code unit for one, so string indices are unchanged. (Without this, Embind's UTF-8 conversion would pair a lone
 // surrogate with the character after it.)
 
+/**
+ * The options object of a pipeline or a call: undefined/null → {}; anything but a plain object → TypeError; a key
+ * not in `known` → TypeError naming it and the known ones (a typo must never silently fall back to a default).
+ */
+export function checkOptions(options, known, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`attnlens: ${where} options must be an object`);
+  }
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ` +
+      `${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known.length > 0 ? known.join(', ') : 'none'})`);
+  }
+  return options;
+}
+
 /** Throws a TypeError / RangeError naming `name` unless `value` is undefined or an integer in [lo, hi]. */
 export function checkInt(value, name, lo, hi) {
   if (value === undefined) return undefined;

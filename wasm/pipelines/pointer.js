@@ -17,24 +17,11 @@
 // and is less accurate on longer lists: the output is always a permutation of the input, and `sorted_ok` says
 // whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, describe, isDetached } from './input.js';
+import { checkBool, checkBytes, checkOptions, describe, isDetached } from './input.js';
 
 const TASK = 'number-sorting';
 const RUN_OPTIONS = ['encoder_attentions'];
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function checkOptions(options, known, where) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`attnlens: ${where} options must be an object`);
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
-      `(known: ${known.length > 0 ? known.join(', ') : 'none'})`);
-  }
-  return options;
-}
 
 const show = (s) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 

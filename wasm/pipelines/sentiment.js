@@ -19,24 +19,11 @@
 // Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
 // row sums to 1.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, describe, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe, toWellFormed } from './input.js';
 
 const TASK = 'sentiment-analysis';
 const FACTORY_OPTIONS = ['max_tokens'];
 const RUN_OPTIONS = ['output_attentions'];
-
-function checkOptions(options, known, where) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`attnlens: ${where} options must be an object`);
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
-      `(known: ${known.join(', ')})`);
-  }
-  return options;
-}
 
 function fileAsText(bundle, fileName) {
   const bytes = bundle.files?.[fileName];

@@ -78,24 +78,15 @@
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
 import {
-  checkBool, checkBytes, checkFinite, checkInt, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
+  checkBool, checkBytes, checkFinite, checkInt, checkOptions, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
   'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'head_mean', 'restore_case'];
 
-function checkOptions(options, where) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`attnlens: ${where} options must be an object`);
-  }
-  const unknown = Object.keys(options).filter((k) => !OPTIONS.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ` +
-      `${unknown.map((k) => `"${k}"`).join(', ')} (known: ${OPTIONS.join(', ')})`);
-  }
-  const o = options;
+function checkTranslationOptions(options, where) {
+  const o = checkOptions(options, OPTIONS, where);
   checkInt(o.num_beams, 'num_beams', 1, 64);
   checkInt(o.max_new_tokens, 'max_new_tokens', 1, 65536);
   checkFinite(o.alpha, 'alpha');
@@ -265,7 +256,7 @@ function fileAsText(bundle, fileName) {
  *           coverage_beta?: number }} [options]
  */
 export async function createTranslationPipeline(bundle, options = {}) {
-  const defaults = { ...checkOptions(options, `${TASK} pipeline`) };
+  const defaults = { ...checkTranslationOptions(options, `${TASK} pipeline`) };
   const config = bundle.config;
   const weightsName = config.weights ?? 'weights.safetensors';
   const vocabName = config.tokenizer?.vocab;
@@ -381,7 +372,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
 
   const run = async (input, runOptions = {}) => {
     if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    const o = { ...defaults, ...checkOptions(runOptions, TASK) };
+    const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
     if (Array.isArray(input)) {
       input.forEach((x, i) => {
         if (typeof x !== 'string') throw new TypeError(`attnlens: translation input [${i}] must be a string, got ${describe(x)}`);
@@ -397,7 +388,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
         throw new TypeError(`attnlens: align() ${what} must be a string, got ${describe(v)}`);
       }
     }
-    const o = { ...defaults, ...checkOptions(alignOptions, `${TASK} align`) };
+    const o = { ...defaults, ...checkTranslationOptions(alignOptions, `${TASK} align`) };
     const { src, recased } = sourceOf(source, o);
     const tgt = prepareSource(target);
     const r = engine.align(src.text, tgt.text, o.output_attentions !== false, ...alignmentArgs(o));

@@ -17,24 +17,11 @@
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, describe, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkOptions, describe, toWellFormed } from './input.js';
 import { toPixels } from './captioning.js';
 
 const TASK = 'visual-question-answering';
 const RUN_OPTIONS = ['output_attentions'];
-
-function checkOptions(options, known, where) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`attnlens: ${where} options must be an object`);
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`attnlens: unknown ${where} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} ` +
-      `(known: ${known.length ? known.join(', ') : 'none'})`);
-  }
-  return options;
-}
 
 export async function createVqaPipeline(bundle, options = {}) {
   checkOptions(options, [], `${TASK} pipeline`);
