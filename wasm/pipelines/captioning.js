@@ -35,7 +35,7 @@
 // num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, ownEngine, toWellFormed } from './input.js';
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
@@ -181,8 +181,9 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   for (const [what, bytes] of [[weightsName, weights], [vocabName, vocab], [`encoder ${enc.name} weights`, encWeights]]) {
     checkBytes(bytes, `captioning model ${bundle.name}: ${what}`, { copyShared: false });
   }
-  let engine = getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
-    { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? ''));
+  const own = ownEngine(getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
+    { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? '')),
+  TASK, bundle.name);
 
   const shape = (r, outputAttentions) => {
     const out = {
@@ -204,12 +205,12 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   };
   const captionOne = async (input, paramsJson, outputAttentions) => {
     const px = await toPixels(input);
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    return shape(engine.caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
+    own.check();
+    return shape(own.engine.caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
   };
 
   const run = async (input, runOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    own.check();
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const params = {};
     if (o.num_beams !== undefined) params.num_beams = checkInt(o.num_beams, 'num_beams', 1, 64);
@@ -227,7 +228,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   };
   /** Forced caption: teacher forcing of `text` on `input` (see the header). */
   run.attend = async (input, text, attendOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    own.check();
     if (typeof text !== 'string') {
       throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
     }
@@ -235,35 +236,28 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
     const px = await toPixels(input);
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    return shape(engine.attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
+    own.check();
+    return shape(own.engine.attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
       outputAttentions);
   };
   run.task = TASK;
   run.model = bundle.name;
   run.config = config;
   run.encoder = enc.name;
-  run.vocabSize = engine.vocabSize();
+  run.vocabSize = own.engine.vocabSize();
   /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
   run.encode = (px) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    own.check();
     if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
       throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
     }
     const p = checkPixels(px);
-    return engine.encode(p.data, p.width, p.height, p.channels);
+    return own.engine.encode(p.data, p.width, p.height, p.channels);
   };
   /** Grid (from encode) → the caption object of the engine, for benchmarks. */
   run.captionGrid = (grid, opts = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
-    return engine.captionGrid(grid, 7, 7, JSON.stringify(opts));
+    own.check();
+    return own.engine.captionGrid(grid, 7, 7, JSON.stringify(opts));
   };
-  run.dispose = () => {
-    if (engine !== null) {
-      engine.delete();
-      engine = null;
-    }
-  };
-  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
-  return run;
+  return own.attach(run);
 }

@@ -17,7 +17,7 @@
 // and is less accurate on longer lists: the output is always a permutation of the input, and `sorted_ok` says
 // whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkOptions, describe, isDetached } from './input.js';
+import { checkBool, checkBytes, checkOptions, describe, isDetached, ownEngine } from './input.js';
 
 const TASK = 'number-sorting';
 const RUN_OPTIONS = ['encoder_attentions'];
@@ -79,17 +79,17 @@ export async function createPointerSortPipeline(bundle, options = {}) {
     throw new Error(`attnlens: ${TASK} model ${bundle.name}: the bundle lacks ${weightsName}`);
   }
   const configText = bundle.configText ?? JSON.stringify(config);
-  let engine = getModule().PointerSorter.fromBundle(configText,
-    checkBytes(weights, `${TASK} model ${bundle.name}: ${weightsName}`), String(bundle.name ?? ''));
-  const maxLength = engine.maxLength();
+  const own = ownEngine(getModule().PointerSorter.fromBundle(configText,
+    checkBytes(weights, `${TASK} model ${bundle.name}: ${weightsName}`), String(bundle.name ?? '')), TASK, bundle.name);
+  const maxLength = own.engine.maxLength();
   const modelName = bundle.name;
 
   const run = async (input, runOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${modelName}) has been disposed`);
+    own.check();
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const encoderAttentions = checkBool(o.encoder_attentions, 'encoder_attentions') ?? true;
     const values = parseNumbers(input, maxLength);
-    const r = engine.sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
+    const r = own.engine.sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
     return {
       values,
       sorted: Array.from(r.sorted),
@@ -104,12 +104,5 @@ export async function createPointerSortPipeline(bundle, options = {}) {
   run.model = modelName;
   run.config = config;
   run.maxLength = maxLength;
-  run.dispose = () => {
-    if (engine !== null) {
-      engine.delete();
-      engine = null;
-    }
-  };
-  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
-  return run;
+  return own.attach(run);
 }

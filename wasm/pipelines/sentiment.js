@@ -19,7 +19,7 @@
 // Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
 // row sums to 1.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
 
 const TASK = 'sentiment-analysis';
 const FACTORY_OPTIONS = ['max_tokens'];
@@ -53,10 +53,10 @@ export async function createSentimentPipeline(bundle, options = {}) {
   }
   const files = { [vocabName]: fileAsText(bundle, vocabName) };
   const configText = bundle.configText ?? JSON.stringify(config);
-  let engine = getModule().SentimentClassifier.fromBundle(configText,
+  const own = ownEngine(getModule().SentimentClassifier.fromBundle(configText,
     checkBytes(weights, `sentiment model ${bundle.name}: ${weightsName}`), files, JSON.stringify(params),
-    String(bundle.name ?? ''));
-  const labels = engine.labels();
+    String(bundle.name ?? '')), TASK, bundle.name);
+  const labels = own.engine.labels();
   const modelName = bundle.name; // the closures below keep only this, not the bundle's bytes
 
   const classifyOne = (input, outputAttentions) => {
@@ -65,7 +65,7 @@ export async function createSentimentPipeline(bundle, options = {}) {
         `got ${describe(input)}`);
     }
     const text = typeof input === 'string' ? toWellFormed(input) : checkBytes(input, 'the sentiment-analysis input');
-    const r = engine.classify(text);
+    const r = own.engine.classify(text);
     const out = {
       label: r.label,
       score: r.score,
@@ -81,7 +81,7 @@ export async function createSentimentPipeline(bundle, options = {}) {
   };
 
   const run = async (input, runOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${modelName}) has been disposed`);
+    own.check();
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     if (Array.isArray(input)) return input.map((x) => classifyOne(x, outputAttentions));
@@ -90,15 +90,8 @@ export async function createSentimentPipeline(bundle, options = {}) {
   run.task = TASK;
   run.model = modelName;
   run.config = config;
-  run.architecture = engine.architecture();
+  run.architecture = own.engine.architecture();
   run.labels = [...labels];
-  run.maxTokens = engine.maxTokens();
-  run.dispose = () => {
-    if (engine !== null) {
-      engine.delete();
-      engine = null;
-    }
-  };
-  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
-  return run;
+  run.maxTokens = own.engine.maxTokens();
+  return own.attach(run);
 }

@@ -78,7 +78,7 @@
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
 import {
-  checkBool, checkBytes, checkFinite, checkInt, checkOptions, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
+  checkBool, checkBytes, checkFinite, checkInt, checkOptions, describe, ownEngine, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
 
 const TASK = 'translation';
@@ -271,11 +271,14 @@ export async function createTranslationPipeline(bundle, options = {}) {
   const weightBytes = checkBytes(weights, `translation model ${bundle.name}: ${weightsName}`);
   const files = { [vocabName]: fileAsText(bundle, vocabName), [mergesName]: fileAsText(bundle, mergesName) };
   const configText = bundle.configText ?? JSON.stringify(config);
-  let engine = getModule().Translator.fromBundle(configText, weightBytes, files, String(bundle.name ?? ''));
-
   let counter = null; // a tokenizer of the same vocabulary: sentence budgets and case restoration (made on first need)
   const tokenizer = () => (counter ??= getModule().BpeTokenizer.fromText(files[vocabName], files[mergesName]));
-  const maxSource = engine.maxSourceTokens();
+  const own = ownEngine(getModule().Translator.fromBundle(configText, weightBytes, files, String(bundle.name ?? '')),
+    TASK, bundle.name, () => {
+      counter?.delete();
+      counter = null;
+    });
+  const maxSource = own.engine.maxSourceTokens();
   const pieceCounts = new Map();
   const pieces = (word) => {
     let n = pieceCounts.get(word);
@@ -294,7 +297,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
 
-  const engineTranslate = (text, o) => engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
+  const engineTranslate = (text, o) => own.engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
     o.coverage_beta ?? NaN, o.output_attentions !== false, o.copy_numbers ?? true, ...alignmentArgs(o));
 
   // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
@@ -371,7 +374,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
   };
 
   const run = async (input, runOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    own.check();
     const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
     if (Array.isArray(input)) {
       input.forEach((x, i) => {
@@ -382,7 +385,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return translateOne(input, o);
   };
   run.align = async (source, target, alignOptions = {}) => {
-    if (engine === null) throw new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+    own.check();
     for (const [what, v] of [['source', source], ['target', target]]) {
       if (typeof v !== 'string') {
         throw new TypeError(`attnlens: align() ${what} must be a string, got ${describe(v)}`);
@@ -391,22 +394,13 @@ export async function createTranslationPipeline(bundle, options = {}) {
     const o = { ...defaults, ...checkTranslationOptions(alignOptions, `${TASK} align`) };
     const { src, recased } = sourceOf(source, o);
     const tgt = prepareSource(target);
-    const r = engine.align(src.text, tgt.text, o.output_attentions !== false, ...alignmentArgs(o));
+    const r = own.engine.align(src.text, tgt.text, o.output_attentions !== false, ...alignmentArgs(o));
     return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
   };
   run.task = TASK;
   run.model = bundle.name;
   run.config = config;
-  run.architecture = engine.architecture();
+  run.architecture = own.engine.architecture();
   run.maxSourceTokens = maxSource;
-  run.dispose = () => {
-    if (engine !== null) {
-      engine.delete();
-      engine = null;
-    }
-    counter?.delete();
-    counter = null;
-  };
-  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
-  return run;
+  return own.attach(run);
 }

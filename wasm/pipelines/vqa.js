@@ -17,7 +17,7 @@
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkOptions, describe, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
 import { toPixels } from './captioning.js';
 
 const TASK = 'visual-question-answering';
@@ -45,20 +45,19 @@ export async function createVqaPipeline(bundle, options = {}) {
   const encWeights = enc.files?.[enc.config.weights ?? 'weights.safetensors'];
   if (!(encWeights instanceof Uint8Array)) throw new Error(`attnlens: encoder bundle ${enc.name}: the weights file is missing`);
   checkBytes(encWeights, `encoder ${enc.name} weights`, { copyShared: false });
-  let engine = getModule().VisualQA.fromBundles(bundle.configText ?? JSON.stringify(config), weights, files,
-    enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? ''));
-  const disposedError = () => new Error(`attnlens: this ${TASK} pipeline (${bundle.name}) has been disposed`);
+  const own = ownEngine(getModule().VisualQA.fromBundles(bundle.configText ?? JSON.stringify(config), weights, files,
+    enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? '')), TASK, bundle.name);
 
   const run = async (image, question, runOptions = {}) => {
-    if (engine === null) throw disposedError();
+    own.check();
     if (typeof question !== 'string') {
       throw new TypeError(`attnlens: ${TASK}: the question must be a string, got ${describe(question)}`);
     }
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     const px = await toPixels(image);
-    if (engine === null) throw disposedError();
-    return shape(engine.answer(px.data, px.width, px.height, px.channels, toWellFormed(question),
+    own.check();
+    return shape(own.engine.answer(px.data, px.width, px.height, px.channels, toWellFormed(question),
       JSON.stringify({ output_attentions: outputAttentions })));
   };
   const shape = (r) => ({
@@ -77,35 +76,28 @@ export async function createVqaPipeline(bundle, options = {}) {
   });
   /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
   run.encode = async (image) => {
-    if (engine === null) throw disposedError();
+    own.check();
     const px = await toPixels(image);
-    if (engine === null) throw disposedError();
-    return engine.encode(px.data, px.width, px.height, px.channels);
+    own.check();
+    return own.engine.encode(px.data, px.width, px.height, px.channels);
   };
   /** A grid (from encode(), or the goldens) and a question → the same result as a call. */
   run.answerGrid = (grid, question, runOptions = {}) => {
-    if (engine === null) throw disposedError();
+    own.check();
     if (!(grid instanceof Float32Array)) throw new TypeError(`attnlens: ${TASK}: answerGrid() takes the grid as a Float32Array`);
     if (typeof question !== 'string') {
       throw new TypeError(`attnlens: ${TASK}: the question must be a string, got ${describe(question)}`);
     }
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    return shape(engine.answerGrid(grid, 7, toWellFormed(question), JSON.stringify({ output_attentions: outputAttentions })));
+    return shape(own.engine.answerGrid(grid, 7, toWellFormed(question), JSON.stringify({ output_attentions: outputAttentions })));
   };
   run.task = TASK;
   run.model = bundle.name;
   run.config = config;
   run.encoder = enc.name;
-  run.answerList = engine.answerList();
-  run.vocabulary = engine.vocabulary();
-  run.maxQuestionWords = engine.maxQuestionWords();
-  run.dispose = () => {
-    if (engine !== null) {
-      engine.delete();
-      engine = null;
-    }
-  };
-  Object.defineProperty(run, 'disposed', { get: () => engine === null, enumerable: true });
-  return run;
+  run.answerList = own.engine.answerList();
+  run.vocabulary = own.engine.vocabulary();
+  run.maxQuestionWords = own.engine.maxQuestionWords();
+  return own.attach(run);
 }
