@@ -28,6 +28,8 @@ export const MODELS = {
   relation: ['sentiment-analysis', 'sst2-relation'],
   translation: ['translation', 'de-en-general'],
   captioning: ['image-to-text', 'flickr8k-mobilenet'],
+  vqa: ['visual-question-answering', 'shapes-vqa-aoa'],
+  sorting: ['number-sorting', 'pointer-sort'],
 };
 
 // Short, varied inputs (the calls cycle through them).
@@ -55,7 +57,7 @@ const IMAGES = [0, 1, 2].map(testImage);
 
 // What a result is compared on.
 const keyOf = (r) => JSON.stringify(r.text !== undefined ? [r.text, Array.from(r.target_ids ?? r.token_ids ?? [])]
-  : [r.label, r.tokens]);
+  : r.answer !== undefined ? [r.answer, r.tokens] : r.order !== undefined ? r.order : [r.label, r.tokens]);
 
 /**
  * The configurations: { name, model (a key of MODELS), call(p, i) }; call returns the result to check, or
@@ -78,6 +80,10 @@ export const CONFIGURATIONS = [
   { name: 'captioning-beam3', model: 'captioning', call: (p, i) => p(IMAGES[i % 3], { num_beams: 3 }) },
   { name: 'captioning-beam3-no-maps', model: 'captioning',
     call: (p, i) => p(IMAGES[i % 3], { num_beams: 3, output_attentions: false }) },
+  { name: 'vqa-maps', model: 'vqa',
+    call: (p, i) => p(IMAGES[i % 3], ['what colour is the circle?', 'how many squares are there?',
+      'is the triangle left of the square?'][i % 3]) },
+  { name: 'sorting', model: 'sorting', call: (p, i) => p([[3, 1, 2], [9.5, -2, 4, 4, 0.25], [7]][i % 3]) },
   // Calls the engine itself refuses (they pass the JS checks and fail inside WebAssembly): each used to leak its
   // arguments (wasm/bindings_common.h).
   { name: 'sentiment-refused', model: 'sentiment',
@@ -143,13 +149,19 @@ export async function measureCalls(config, { calls, warmup = 16 }) {
 export async function measureCycles(model, { cycles, warmup = 3 }) {
   const [task, name] = MODELS[model];
   const bundle = await loadBundle(name);
-  const input = task === 'image-to-text' ? IMAGES[0] : task === 'translation' ? SENTENCES_DE[0] : SENTENCES_EN[0];
-  const options = task === 'sentiment-analysis' ? {} : { num_beams: 1 };
+  // One call of each task: its input and options.
+  const callOnce = {
+    'image-to-text': (p) => p(IMAGES[0], { num_beams: 1 }),
+    translation: (p) => p(SENTENCES_DE[0], { num_beams: 1 }),
+    'sentiment-analysis': (p) => p(SENTENCES_EN[0]),
+    'visual-question-answering': (p) => p(IMAGES[0], 'what colour is the circle?'),
+    'number-sorting': (p) => p([3, 1, 2]),
+  }[task];
   let expected = null;
   let wrong = 0;
   const cycle = async () => {
     const p = await pipeline(task, bundle);
-    const key = keyOf(await p(input, options));
+    const key = keyOf(await callOnce(p));
     p.dispose();
     expected ??= key;
     if (key !== expected) wrong += 1;
@@ -216,7 +228,7 @@ async function main() {
     models.add(config.model);
     report(config.name, await measureCalls(config, { calls }));
   }
-  for (const model of ['sentiment', 'translation', 'captioning']) {
+  for (const model of ['sentiment', 'translation', 'captioning', 'vqa', 'sorting']) {
     const name = `create-dispose-${model}`;
     if (!wanted(name)) continue;
     report(name, await measureCycles(model, { cycles }));

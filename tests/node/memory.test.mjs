@@ -1,6 +1,6 @@
 // Memory stays flat (issue 19, item 4), by counts: after a warm-up, 400 calls of every pipeline configuration
 // (sentiment with and without maps, the relation model, translation greedy / beam 4 with and without maps, forced
-// alignment, captioning greedy / beam 3 with and without maps), 400 calls that the engine refuses, and 50
+// alignment, captioning greedy / beam 3 with and without maps, VQA, number sorting), 400 calls that the engine refuses, and 50
 // create/dispose cycles of each task leave memoryStats().usedBytes (bytes in live malloc blocks of the WebAssembly
 // heap) exactly where it was and the WebAssembly memory within 1 %; every result equals the first for its input.
 // The configurations are those of scripts/memory.mjs (`npm run test:memory`: 10,000 calls each, 500 cycles, a
@@ -49,7 +49,7 @@ for (const config of CONFIGURATIONS) {
   });
 }
 
-for (const model of ['sentiment', 'translation', 'captioning']) {
+for (const model of ['sentiment', 'translation', 'captioning', 'vqa', 'sorting']) {
   test(`flat over ${CYCLES} create/dispose cycles: ${model}`, async () => {
     assertFlat(`create-dispose-${model}`, await measureCycles(model, { cycles: CYCLES }));
   });
