@@ -195,6 +195,28 @@ Captioning (${native[0]?.model ?? '—'}), images/s over 4 images of 224×224, o
   return { model: native[0]?.model, rows };
 }
 
+// ---- int8 weights: the packed one-row product (a decoding step's) with float32 panels against int8 codes
+// (kernels.h, Precision::int8), timed sample by sample in alternation inside each binary.
+function benchInt8(nativeBin, wasmJs, reps) {
+  const native = runBenchBinary(nativeBin, [...reps, '--only', 'gemv_int8'], 'native int8 GEMV');
+  const wasm = runBenchBinary(process.execPath, [wasmJs, ...reps, '--only', 'gemv_int8'], 'WASM int8 GEMV');
+  const shapes = [...new Set(wasm.map((r) => `${r.n}x${r.k}`))];
+  console.log('\nPacked one-row GEMV y = W·x (a decoding step), float32 against int8 weights, GFLOP/s (median; fastest)');
+  console.log('| shape (out × in) | build | float32 | int8 | int8 / float32 |');
+  console.log('| --- | --- | --- | --- | --- |');
+  const rows = [];
+  for (const shape of shapes) {
+    for (const [build, list] of [['WASM SIMD', wasm], ...[...new Set(native.map((r) => r.backend))].map((b) => [`native ${b}`, native.filter((r) => r.backend === b)])]) {
+      const f = list.find((r) => `${r.n}x${r.k}` === shape && r.bench === 'gemv_packed_f32');
+      const q = list.find((r) => `${r.n}x${r.k}` === shape && r.bench === 'gemv_packed_int8');
+      if (!f || !q) continue;
+      rows.push({ shape, build, f32: f, int8: q, ratio: q.gflops / f.gflops });
+      console.log(`| ${shape.replace('x', ' × ')} | ${build} | ${both(f)} | ${both(q)} | ${(q.gflops / f.gflops).toFixed(2)}× |`);
+    }
+  }
+  return rows;
+}
+
 async function main() {
   if (!args.includes('--no-build')) {
     buildTree('native');
@@ -239,11 +261,12 @@ async function main() {
   console.log('\nGFLOP/s, median of samples (fastest sample in parentheses); higher is better');
   for (const row of lines) console.log(`| ${row.join(' | ')} |`);
   console.log(`\nnode ${process.version}, ${REPS} samples of ≥ ${MIN_SAMPLE_MS} ms each; goal: WASM GEMM ≥ 1.2× tfjs-backend-wasm`);
+  const int8 = benchInt8(nativeBin, wasmJs, reps);
   const translation = args.includes('--no-translation') ? null : await benchTranslation();
   const sentiment = args.includes('--no-sentiment') ? null : benchSentiment();
   const captioning = args.includes('--no-captioning') ? null : benchCaptioning();
   mkdirSync(path.dirname(JSON_OUT), { recursive: true });
-  writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), node: process.version, reps: REPS, native, wasm, tfjs, summary, translation, sentiment, captioning }, null, 2));
+  writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), node: process.version, reps: REPS, native, wasm, tfjs, summary, int8, translation, sentiment, captioning }, null, 2));
   console.error(`raw results: ${path.relative(process.cwd(), JSON_OUT)}`);
 }
 

@@ -265,6 +265,12 @@ export interface LoadOptions {
   cache?: boolean;
   /** Passed to init() when the module is not loaded yet. */
   wasm?: InitOptions;
+  /**
+   * pipeline() only: how the weights a decoding step reads are kept — 'int8' (per-row int8 codes: about 4× less to
+   * stream per step; maps and scores move by the small amounts each MODEL_CARD reports) or 'f32'. Default: the
+   * bundle's config "weight_precision" (f32 when absent).
+   */
+  precision?: 'f32' | 'int8';
 }
 
 /** A loaded bundle: config.json parsed, and every file it names. */

@@ -461,6 +461,17 @@ export async function loadBundle(model, options = {}) {
   return out;
 }
 
+/**
+ * The bundle with its config's "weight_precision" set to `precision` ('f32' | 'int8'; undefined: unchanged): the
+ * engine then keeps the weights a decoding step reads as int8 codes with per-row scales, or as float32 (an int8
+ * bundle's weights are then its codes times their scales). The files are shared, not copied.
+ */
+export function withPrecision(bundle, precision) {
+  if (precision === undefined || (bundle.config.weight_precision ?? 'f32') === precision) return bundle;
+  const config = { ...bundle.config, weight_precision: precision };
+  return { ...bundle, config, configText: JSON.stringify(config) };
+}
+
 /** Bytes of a text file of the bundle as a string (vocabularies). */
 export function bundleText(bundle, fileName) {
   const bytes = bundle.files[fileName];

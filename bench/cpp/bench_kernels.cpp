@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -35,27 +36,53 @@ struct Timing {
   double best_ms;  // the fastest sample: on a shared, loaded machine the closest to the uncontended speed
 };
 
+// Warm-up (caches, page faults, packing buffers), then how many back-to-back calls fill one sample.
 template <class F>
-Timing time_per_call(F call, const Options& opt) {
+int calls_per_sample(F& call, const Options& opt) {
   using clock = std::chrono::steady_clock;
-  // Warm-up (caches, page faults, packing buffers) and calibration of calls per sample.
   call();
   int calls = 1;
   for (;;) {
     const auto t0 = clock::now();
     for (int i = 0; i < calls; ++i) call();
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-    if (ms >= opt.min_sample_ms || calls >= (1 << 20)) break;
+    if (ms >= opt.min_sample_ms || calls >= (1 << 20)) return calls;
     calls *= 2;
   }
-  std::vector<double> samples;
-  for (int r = 0; r < opt.reps; ++r) {
-    const auto t0 = clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    samples.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count() / calls);
-  }
+}
+
+// One sample: ms per call over `calls` back-to-back calls.
+template <class F>
+double sample_ms(F& call, int calls) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  for (int i = 0; i < calls; ++i) call();
+  return std::chrono::duration<double, std::milli>(clock::now() - t0).count() / calls;
+}
+
+Timing summarise(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   return {samples[samples.size() / 2], samples.front()};
+}
+
+template <class F>
+Timing time_per_call(F call, const Options& opt) {
+  const int calls = calls_per_sample(call, opt);
+  std::vector<double> samples;
+  for (int r = 0; r < opt.reps; ++r) samples.push_back(sample_ms(call, calls));
+  return summarise(samples);
+}
+
+// Two calls timed in alternation: sample r of A, then sample r of B, each long enough for the clock.
+template <class FA, class FB>
+std::pair<Timing, Timing> time_alternating(FA a, FB b, const Options& opt) {
+  const int ca = calls_per_sample(a, opt), cb = calls_per_sample(b, opt);
+  std::vector<double> sa, sb;
+  for (int r = 0; r < opt.reps; ++r) {
+    sa.push_back(sample_ms(a, ca));
+    sb.push_back(sample_ms(b, cb));
+  }
+  return {summarise(sa), summarise(sb)};
 }
 
 void fill(std::vector<float>& v, std::mt19937& gen) {
@@ -100,6 +127,24 @@ void run_all(const Options& opt) {
       report("gemv_nt", 1, n, kk,
              time_per_call([&] { k::gemv_nt(n, kk, x.data(), b.data(), kk, y.data()); }, opt), opt);
   }
+  // Weights a decoding step streams: float32 packed panels against int8 codes (kernels.h, Precision::int8), on
+  // the GEMV shape above and the translator's tied output layer (10131 × 256). The two alternate sample by sample
+  // (this machine is shared: a slow phase hits both), and each gets its own line.
+  if (enabled(opt, "gemv_int8")) {
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{2048, 512}, {10131, 256}}) {
+      const std::size_t n = shape.first, kk = shape.second;
+      std::vector<float> x(kk), b(n * kk), y(n);
+      fill(x, gen);
+      fill(b, gen);
+      const k::PackedMatrix f32 = k::pack_rows(n, kk, b.data(), kk);
+      const k::PackedMatrix i8 = k::pack_rows(n, kk, b.data(), kk, k::Precision::int8);
+      const auto [tf, ti] = time_alternating(
+          [&] { k::linear_packed(1, x.data(), kk, f32, nullptr, y.data(), n); },
+          [&] { k::linear_packed(1, x.data(), kk, i8, nullptr, y.data(), n); }, opt);
+      report("gemv_packed_f32", 1, n, kk, tf, opt);
+      report("gemv_packed_int8", 1, n, kk, ti, opt);
+    }
+  }
   if (enabled(opt, "gemm512")) {  // a larger square GEMM, to show the blocking beyond L2
     const std::size_t m = 512, n = 512, kk = 512;
     std::vector<float> a(m * kk), b(kk * n), c(m * n);
@@ -128,7 +173,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--backend auto|sse2|avx2+fma] [--reps N] [--quick] [--only "
-                   "gemm|gemm_nt|gemv|gemv_nt|gemm512]\n");
+                   "gemm|gemm_nt|gemv|gemv_nt|gemv_int8|gemm512]\n");
       return 2;
     }
   }

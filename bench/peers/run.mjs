@@ -12,7 +12,7 @@
 //   node bench/peers/run.mjs [--rounds 5] [--n 100] [--n-beam 30] [--beams 1,4] [--n-sst2 872]
 //       [--models de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,flickr8k-mobilenet,de-en-rnn-general,
 //                 de-en-rnn-additive]
-//       [--export] [--json FILE] [--md FILE]
+//       [--export] [--json FILE] [--md FILE] [--precision f32|int8]
 // --n: translation sentences per set (greedy), --n-beam: the first of those for beam 4 (Transformer only),
 // --profile: translation only, one pass per workload with a CPU-time split instead of the timing rounds;
 // --n-sst2: SST-2 dev sentences, --n-images: Flickr8k test images (at most the 20 exported); --export re-exports the ONNX files. Env PYTHON: the exporter's Python
@@ -47,6 +47,11 @@ const MD_OUT = arg('--md', path.join(OUT, 'results.md'));
 const FORCE_EXPORT = args.includes('--export');
 const PROFILE = args.includes('--profile');
 const MAP_TOL = 1e-4;
+// --precision int8: attnlens keeps the weights a decoding step reads as int8 (pipeline option `precision`) while ORT
+// stays float32; parity then counts how many outputs still agree (int8 changes the numbers), and rows say "int8".
+const PRECISION = arg('--precision', 'f32');
+const OURS = { precision: PRECISION };
+const label = (model) => (PRECISION === 'f32' ? model : `${model} (attnlens ${PRECISION})`);
 
 function hint(msg) {
   console.error(`bench:peers: ${msg}`);
@@ -140,7 +145,7 @@ async function timeWorkloads(model, workloads) {
     const o = median(w.samples.ort);
     const ac = median(w.samples.attnlens_cpu);
     const oc = median(w.samples.ort_cpu);
-    return { model, workload: w.workload, input: w.input, unit: w.unit, attnlens: a, ort: o, ratio: a / o,
+    return { model: label(model), workload: w.workload, input: w.input, unit: w.unit, attnlens: a, ort: o, ratio: a / o,
       attnlens_cpu: ac, ort_cpu: oc, ratio_cpu: ac / oc, samples: w.samples, parity: w.parity };
   });
 }
@@ -156,7 +161,7 @@ async function benchTranslation(bundleName) {
   const { createOrtTranslator, createOrtBeamTranslator, createOrtRnnTranslator, profile } = await import('./translation.mjs');
   const tokenizer = BpeTokenizer.fromText(readFileSync(path.join(bundleDir, cfg.tokenizer.vocab), 'utf8'),
     readFileSync(path.join(bundleDir, cfg.tokenizer.merges), 'utf8'));
-  const ours = await pipeline('translation', bundleName);
+  const ours = await pipeline('translation', bundleName, OURS);
   const peer = {};
   const beamOpts = { beam: 4, alpha: cfg.decoding?.alpha ?? 0.6 };
   for (const maps of [false, true]) {
@@ -265,7 +270,7 @@ async function benchSentiment(name) {
   const bundleDir = path.join(ROOT, 'models', name);
   ensureExport('export_sentiment.py', name, [`${name}.maps.onnx`, `${name}.nomaps.onnx`, `${name}.json`]);
   const vocab = new Map(readFileSync(path.join(bundleDir, 'vocab.txt'), 'utf8').split('\n').map((w, i) => [w, i]));
-  const ours = await pipeline('sentiment-analysis', name);
+  const ours = await pipeline('sentiment-analysis', name, OURS);
   const maxTokens = ours.maxTokens;
   const sessions = {};
   for (const maps of [false, true]) {
@@ -316,7 +321,7 @@ async function benchSentiment(name) {
 async function benchCaptioningEncoder(name) {
   ensureExport('export_captioning.py', 'flickr8k-mobilenet', ['mobilenet-v2-imagenet.encoder.onnx', 'flickr8k_test_224.rgba'],
     ['flickr8k-mobilenet', 'mobilenet-v2-imagenet']);
-  const ours = await pipeline('image-to-text', 'flickr8k-mobilenet');
+  const ours = await pipeline('image-to-text', 'flickr8k-mobilenet', OURS);
   const sess = await ort.InferenceSession.create(readFileSync(path.join(OUT, 'mobilenet-v2-imagenet.encoder.onnx')), SESSION);
   const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
   const size = 224 * 224 * 4;
@@ -363,7 +368,7 @@ async function benchCaptioner(name) {
   const START = cfg.tokenizer.start_id;
   const maxLen = cfg.decoder.max_len;
   const V = cfg.decoder.vocab_size;
-  const ours = await pipeline('image-to-text', name);
+  const ours = await pipeline('image-to-text', name, OURS);
   const open = async (f) => ort.InferenceSession.create(readFileSync(path.join(OUT, f)), SESSION);
   const enc = await open('mobilenet-v2-imagenet.encoder.onnx');
   const init = await open(`${name}.decoder-init.onnx`);

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-DTYPES = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
+DTYPES = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I8": np.int8, "I32": np.int32, "I64": np.int64}
 _NAME_OF = {np.dtype(v): k for k, v in DTYPES.items()}
 
 

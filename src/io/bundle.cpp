@@ -1,6 +1,7 @@
 #include "io/bundle.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -100,7 +101,50 @@ void Bundle::check_shape(const std::string& tensor_name, const std::vector<std::
 
 std::vector<float> Bundle::tensor(const std::string& tensor_name, const std::vector<std::size_t>& expected_shape) const {
   check_shape(tensor_name, expected_shape);
-  return weights_.to_float(tensor_name);
+  const TensorInfo& t = weights_.info(tensor_name);
+  if (t.dtype != DType::kI8) {
+    std::vector<float> v = weights_.to_float(tensor_name);
+    // An int8 model (weight_precision "int8") on float32 weights: every matrix scripts/quantize.mjs would store as
+    // int8 is rounded through its int8 codes here, so that the same model results from either route.
+    if (t.shape.size() == 2 && v.size() >= kInt8MinValues && weight_precision() == kernels::Precision::int8)
+      round_rows_through_int8(v.data(), t.shape[0], t.shape[1]);
+    return v;
+  }
+  // int8 codes with one float scale per row (scripts/quantize.mjs): value = code · scale[row]
+  const std::string what = "weights.safetensors in " + name_ + ": int8 tensor '" + tensor_name + "'";
+  require(t.shape.size() == 2, what + " must be 2-D (per-row scales)");
+  const std::string scale_name = tensor_name + ".qscale";
+  require(weights_.contains(scale_name), what + " has no '" + scale_name + "' (its per-row scales)");
+  check_shape(scale_name, {t.shape[0]});
+  const std::vector<float> scale = weights_.to_float(scale_name);
+  const std::size_t cols = t.shape[1];
+  const auto* q = reinterpret_cast<const std::int8_t*>(weights_.data(tensor_name));
+  std::vector<float> out(t.shape[0] * cols);
+  for (std::size_t r = 0; r < t.shape[0]; ++r) {
+    require(std::isfinite(scale[r]) && scale[r] >= 0.0f, what + ": scale of row " + std::to_string(r) +
+                                                              " is negative or not finite");
+    for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = static_cast<float>(q[r * cols + c]) * scale[r];
+  }
+  return out;
+}
+
+void round_rows_through_int8(float* w, std::size_t rows, std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = w + r * cols;
+    float amax = 0.0f;
+    for (std::size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(row[c]));
+    const float s = amax / 127.0f;
+    for (std::size_t c = 0; c < cols; ++c)
+      row[c] = s == 0.0f ? 0.0f : std::max(-127.0f, std::min(127.0f, std::nearbyint(row[c] / s))) * s;
+  }
+}
+
+kernels::Precision Bundle::weight_precision() const {
+  if (!config_.contains("weight_precision")) return kernels::Precision::f32;
+  const auto& v = config_["weight_precision"];
+  require(v.is_string() && (v == "f32" || v == "int8"),
+          "config.json in " + name_ + ": \"weight_precision\" must be \"f32\" or \"int8\"");
+  return v == "int8" ? kernels::Precision::int8 : kernels::Precision::f32;
 }
 
 std::vector<std::int64_t> Bundle::int_tensor(const std::string& tensor_name,

@@ -19,12 +19,19 @@
 #include <nlohmann/json.hpp>
 
 #include "io/config.h"
+#include "kernels/kernels.h"
 #include "io/safetensors.h"
 
 namespace attnlens::io {
 
 // The architectures a bundle may declare; models register nothing at run time, the list lives here.
 const std::vector<std::string>& known_architectures();
+
+// The int8 rule shared with scripts/quantize.mjs: 2-D float weights of at least this many values get per-row int8
+// codes (s = max|row| / 127 in float32, q = round-half-even(w / s) in [−127, 127]); smaller ones stay float.
+constexpr std::size_t kInt8MinValues = 1024;
+// w [rows × cols] ← q·s row by row (the values an int8 bundle stores), in place.
+void round_rows_through_int8(float* w, std::size_t rows, std::size_t cols);
 
 class Bundle {
  public:
@@ -43,6 +50,13 @@ class Bundle {
   bool has_tensor(const std::string& tensor_name) const { return weights_.contains(tensor_name); }
   // The tensor as floats, after checking that it exists, is a float tensor and has exactly `expected_shape`.
   std::vector<float> tensor(const std::string& tensor_name, const std::vector<std::size_t>& expected_shape) const;
+  // An I8 tensor is int8 codes with per-row float scales in "<name>.qscale" [rows] (scripts/quantize.mjs): tensor()
+  // returns code·scale.
+  // With weight_precision "int8", a float 2-D tensor of at least kInt8MinValues values is returned rounded through
+  // its per-row int8 codes (round_rows_through_int8), exactly as scripts/quantize.mjs would have stored it.
+  // How the model keeps the weights a step reads (config "weight_precision": "f32", the default, or "int8":
+  // kernels::pack_rows with per-row int8 codes; the int8 bundles carry it).
+  kernels::Precision weight_precision() const;
   // Integer tensors (I32/I64), same checks.
   std::vector<std::int64_t> int_tensor(const std::string& tensor_name,
                                        const std::vector<std::size_t>& expected_shape) const;

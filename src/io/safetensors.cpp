@@ -18,7 +18,8 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the format's limit (s
 
 bool parse_dtype(const std::string& s, DType& out) {
   static const std::pair<const char*, DType> table[] = {
-      {"F32", DType::kF32}, {"F16", DType::kF16}, {"BF16", DType::kBF16}, {"I32", DType::kI32}, {"I64", DType::kI64}};
+      {"F32", DType::kF32}, {"F16", DType::kF16}, {"BF16", DType::kBF16}, {"I32", DType::kI32}, {"I64", DType::kI64},
+      {"I8", DType::kI8}};
   for (const auto& [name, d] : table) {
     if (s == name) {
       out = d;
@@ -85,6 +86,7 @@ const char* dtype_name(DType d) {
     case DType::kBF16: return "BF16";
     case DType::kI32: return "I32";
     case DType::kI64: return "I64";
+    case DType::kI8: return "I8";
   }
   return "?";
 }
@@ -96,6 +98,7 @@ std::size_t dtype_size(DType d) {
     case DType::kF32:
     case DType::kI32: return 4;
     case DType::kI64: return 8;
+    case DType::kI8: return 1;
   }
   return 0;
 }
@@ -202,7 +205,7 @@ SafeTensors SafeTensors::from_buffer(std::vector<std::uint8_t> bytes, const std:
     info.name = name;
     const std::string dtype = entry["dtype"].get<std::string>();
     require(parse_dtype(dtype, info.dtype),
-            what + ": unsupported dtype '" + dtype + "' (supported: F32, F16, BF16, I32, I64)");
+            what + ": unsupported dtype '" + dtype + "' (supported: F32, F16, BF16, I32, I64, I8)");
     require(entry.contains("shape") && entry["shape"].is_array(), what + ": \"shape\" is missing or not an array");
     std::size_t count = 1;
     for (const auto& d : entry["shape"]) {

@@ -7,7 +7,7 @@
 // with `source` (e.g. "weights.safetensors in models/x") and names the tensor:
 //   - the buffer holds at least the 8-byte length; the header length is at most 100 MB (the format's own limit)
 //     and fits in the buffer; the header is valid JSON, an object, every entry an object with a known dtype
-//     (F32, F16, BF16, I32, I64), a shape of non-negative integers and data_offsets [begin, end];
+//     (F32, F16, BF16, I32, I64, I8), a shape of non-negative integers and data_offsets [begin, end];
 //   - begin ≤ end ≤ size of the data region; end − begin == product(shape) · dtype size (overflow-checked);
 //   - tensors do not overlap and, as the format requires, cover the data region without holes;
 //   - every F32/F16/BF16 value is finite (a NaN or Inf weight is reported with its tensor and element index).
@@ -22,7 +22,7 @@
 
 namespace attnlens::io {
 
-enum class DType { kF32, kF16, kBF16, kI32, kI64 };
+enum class DType { kF32, kF16, kBF16, kI32, kI64, kI8 };
 const char* dtype_name(DType d);
 std::size_t dtype_size(DType d);
 

@@ -176,9 +176,10 @@ void gemv_nt(std::size_t n, std::size_t k, const float* x, const float* b, std::
   table().gemv_nt(n, k, x, b, ldb, y, accumulate);
 }
 
-PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb) {
+PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb, Precision precision) {
   check_leading_dim("pack_rows", "ldb", ldb, k);
   require(n == 0 || k == 0 || b != nullptr, "pack_rows: the matrix is null");
+  if (precision == Precision::int8) return detail::pack_rows_int8(n, k, b, ldb);
   PackedMatrix w;
   w.rows = n;
   w.cols = k;
@@ -193,6 +194,7 @@ PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t
 
 void packed_row(const PackedMatrix& w, std::size_t j, float* out) {
   if (j >= w.rows) throw Error("packed_row: row " + std::to_string(j) + " of " + std::to_string(w.rows));
+  if (w.precision == Precision::int8) return detail::packed_row_int8(w, j, out);
   const float* src = w.data.data() + (j / kPanel) * kPanel * w.cols + j % kPanel;
   for (std::size_t p = 0; p < w.cols; ++p) out[p] = src[p * kPanel];
 }
@@ -201,6 +203,7 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
                    float* y, std::size_t ldy, Activation act) {
   check_leading_dim("linear_packed", "ldx", ldx, w.cols);
   check_leading_dim("linear_packed", "ldy", ldy, w.rows);
+  if (w.precision == Precision::int8) return detail::linear_int8(m, x, ldx, w, bias, y, ldy, act);
   if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
     throw Error("linear_packed: the packed matrix does not hold rows × cols");
   const KernelTable& t = table();

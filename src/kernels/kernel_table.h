@@ -60,4 +60,10 @@ struct KernelTable {
 template <class Arch>
 KernelTable make_kernel_table();
 
+// int8 weights (int8.cpp): one implementation per build, chosen at compile time (the sums are integers).
+PackedMatrix pack_rows_int8(std::size_t n, std::size_t k, const float* b, std::size_t ldb);
+void packed_row_int8(const PackedMatrix& w, std::size_t j, float* out);
+void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
+                 float* y, std::size_t ldy, Activation act);
+
 }  // namespace attnlens::kernels::detail

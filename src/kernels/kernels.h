@@ -129,18 +129,36 @@ void gemm_nt_bias_act(std::size_t m, std::size_t n, std::size_t k, const float* 
 // (bench/README.md). Summation order per output: even p and odd p in two partial sums, added at the end, the same
 // for every row count, so a row gives the same bits alone or in a batch.
 constexpr std::size_t kPanel = 8;
+//
+// int8 (Precision::int8, as bergamot's intgemm and onnxruntime's MatMulInteger): each output row j is stored as
+// int8 codes q[j][p] ∈ [−127, 127] with one float scale s_j = max_p |B[j][p]| / 127 (per-output-channel,
+// symmetric; q = round-half-even(B / s_j)), in panels of kPanel outputs with the inputs in pairs:
+// q[j][p] at qdata[(j / kPanel)·kPanel·k2 + (p / 2)·2·kPanel + (j % kPanel)·2 + p % 2], k2 = k rounded up to even,
+// zero-padded. A product quantises each input row x to int16 codes c_p = round-half-even(x_p / s_x) with
+// s_x = max|x| / A, A = min(32767, ⌊(2³¹ − 1) / (127·k2)⌋) (so no int32 sum can overflow; A ≥ 8191 for k ≤ 2048),
+// sums q·c exactly in int32 (WASM i32x4.dot_i16x8_s, SSE2 pmaddwd, or plain C++: the same integers), and writes
+// y_j = act(float(acc_j)·(s_x·s_j) + bias_j). Every instruction set gives the same bits. The weights are 4× smaller
+// than float32 (a step's GEMVs are bound by reading them); the maps change by a measured amount (MODEL_CARDs).
+enum class Precision : std::uint8_t { f32, int8 };
 struct PackedMatrix {
   std::size_t rows = 0, cols = 0;  // n outputs, k inputs
-  std::vector<float> data;         // ceil(n / kPanel)·kPanel·k floats
-  bool empty() const { return data.empty(); }
+  std::vector<float> data;         // f32: ceil(n / kPanel)·kPanel·k floats
+  std::vector<std::int8_t> qdata;  // int8: ceil(n / kPanel)·kPanel·k2 codes
+  std::vector<float> qscale;       // int8: s_j, one per output row
+  Precision precision = Precision::f32;
+  bool empty() const { return data.empty() && qdata.empty(); }
 };
-PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb);
-// Row j of B (k floats), read back from the packed layout (an embedding lookup in a packed table).
+PackedMatrix pack_rows(std::size_t n, std::size_t k, const float* b, std::size_t ldb,
+                       Precision precision = Precision::f32);
+// Row j of B (k floats), read back from the packed layout (an embedding lookup in a packed table; int8: q·s_j).
 void packed_row(const PackedMatrix& w, std::size_t j, float* out);
 // y_i = act(B·x_i + bias) for m rows x_i (stride ldx) into y_i (stride ldy); bias [n] may be null. Rows go in
-// pairs through one pass over the weights; every row's result has the same bits as the row alone.
+// pairs through one pass over the weights; every row's result has the same bits as the row alone. int8 matrices
+// take the int8 path above (no heap allocation once a thread has seen its largest k).
 void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
                    float* y, std::size_t ldy, Activation act = Activation::none);
+// The int8 path's input quantisation, exposed for tests: codes[k2] (zero-padded) and s_x as described above.
+float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes);
 
 struct Conv2dParams {
   std::size_t in_h = 0, in_w = 0, in_c = 0;  // input image, HWC

@@ -87,6 +87,22 @@ void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, f
   }
 }
 
+void linear_int8_ref(const PackedMatrix& w, const float* x, const float* bias, float* y, Activation act) {
+  const std::size_t k2 = w.cols + (w.cols & 1u);
+  std::vector<std::int16_t> c(k2);
+  const float sx = quantize_input_int16(x, w.cols, c.data());
+  for (std::size_t j = 0; j < w.rows; ++j) {
+    const std::int8_t* q = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
+    long long acc = 0;
+    for (std::size_t p = 0; p < w.cols; ++p) acc += static_cast<long long>(q[(p / 2) * 2 * kPanel + p % 2]) * c[p];
+    float s = static_cast<float>(acc) * (sx * w.qscale[j]);
+    if (bias != nullptr) s += bias[j];
+    if (act != Activation::none) s = s < 0.0f ? 0.0f : s;
+    if (act == Activation::relu6 && s > 6.0f) s = 6.0f;
+    y[j] = s;
+  }
+}
+
 float dot_ref(const float* a, const float* b, std::size_t n) {
   float s = 0.0f;
   for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];

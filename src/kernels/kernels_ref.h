@@ -24,6 +24,10 @@ void gemm_nt_bias_act_ref(std::size_t m, std::size_t n, std::size_t k, const flo
 // y = act(B·x + bias) with B packed (kernels.h): the plain loop over the packed layout.
 void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, float* y,
                      Activation act = Activation::none);
+// The int8 product (kernels.h, Precision::int8) as plain loops: input codes by quantize_input_int16, int64 sums
+// over the packed layout, the same float epilogue.
+void linear_int8_ref(const PackedMatrix& w, const float* x, const float* bias, float* y,
+                     Activation act = Activation::none);
 float dot_ref(const float* a, const float* b, std::size_t n);
 void axpy_ref(float alpha, const float* x, float* y, std::size_t n);
 void add_ref(const float* x, float* y, std::size_t n);

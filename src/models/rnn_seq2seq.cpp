@@ -53,7 +53,7 @@ struct RnnCommon {
     expect_choice(b, "shared_embeddings", "source,target,output");
     expect_choice(b, "output_bias", true);
     const std::vector<float> e = b.tensor("embed.weight", {vocab, emb});
-    embed = kernels::pack_rows(vocab, emb, e.data(), emb);
+    embed = kernels::pack_rows(vocab, emb, e.data(), emb, b.weight_precision());
     out_bias = b.tensor("out_bias", {vocab});
   }
 
@@ -140,19 +140,19 @@ class RnnAdditive : public Seq2SeqModel {
     std::vector<nn::Gru::Direction> dirs;
     dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0", 3, e, H));
     dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0_reverse", 3, e, H));
-    encoder_ = nn::Gru(e, H, std::move(dirs));
+    encoder_ = nn::Gru(e, H, std::move(dirs), b.weight_precision());
     init_w_ = b.tensor("init_proj.weight", {Dh, H});
     init_b_ = b.tensor("init_proj.bias", {Dh});
     key_w_ = b.tensor("attn_key.weight", {A, 2 * H});
     const std::vector<float> query_w = b.tensor("attn_query.weight", {A, Dh});
-    query_p_ = kernels::pack_rows(A, Dh, query_w.data(), Dh);
+    query_p_ = kernels::pack_rows(A, Dh, query_w.data(), Dh, b.weight_precision());
     query_b_ = b.tensor("attn_query.bias", {A});
     v_ = b.tensor("attn_v.weight", {1, A});
     std::vector<nn::Gru::Direction> cell;
     cell.push_back(load_direction<nn::Gru>(b, "decoder.", "", 3, e + 2 * H, Dh));
-    decoder_ = nn::Gru(e + 2 * H, Dh, std::move(cell));
+    decoder_ = nn::Gru(e + 2 * H, Dh, std::move(cell), b.weight_precision());
     const std::vector<float> readout_w = b.tensor("readout.weight", {e, Dh + 2 * H + e});
-    readout_p_ = kernels::pack_rows(e, Dh + 2 * H + e, readout_w.data(), Dh + 2 * H + e);
+    readout_p_ = kernels::pack_rows(e, Dh + 2 * H + e, readout_w.data(), Dh + 2 * H + e, b.weight_precision());
     readout_b_ = b.tensor("readout.bias", {e});
     b.check_all_tensors_used();
   }
@@ -289,16 +289,16 @@ class RnnGeneral : public Seq2SeqModel {
     std::vector<nn::Lstm::Direction> dirs;
     dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0", 4, e, H));
     dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0_reverse", 4, e, H));
-    encoder_ = nn::Lstm(e, H, std::move(dirs));
+    encoder_ = nn::Lstm(e, H, std::move(dirs), b.weight_precision());
     for (std::size_t l = 0; l < layers; ++l) {
       const std::size_t in = l == 0 ? 2 * e : D_;
       std::vector<nn::Lstm::Direction> cell;
       cell.push_back(load_direction<nn::Lstm>(b, "decoder." + std::to_string(l) + ".", "", 4, in, D_));
-      decoder_.emplace_back(in, D_, std::move(cell));
+      decoder_.emplace_back(in, D_, std::move(cell), b.weight_precision());
     }
     attn_w_ = b.tensor("attn_w.weight", {D_, D_});
     const std::vector<float> combine_w = b.tensor("attn_combine.weight", {e, 2 * D_});
-    combine_p_ = kernels::pack_rows(e, 2 * D_, combine_w.data(), 2 * D_);
+    combine_p_ = kernels::pack_rows(e, 2 * D_, combine_w.data(), 2 * D_, b.weight_precision());
     b.check_all_tensors_used();
   }
 

@@ -108,7 +108,7 @@ SelfAttnClassifier::SelfAttnClassifier(const io::Bundle& b) {
     dirs[d].bias_ih = b.tensor("lstm.bias_ih_l0" + suffix, {4 * u});
     dirs[d].bias_hh = b.tensor("lstm.bias_hh_l0" + suffix, {4 * u});
   }
-  lstm_ = nn::Lstm(emb_dim_, u, std::move(dirs));
+  lstm_ = nn::Lstm(emb_dim_, u, std::move(dirs), b.weight_precision());
   ws1_ = b.tensor("ws1.weight", {att_hidden_, d_h});
   ws2_ = b.tensor("ws2.weight", {hops_, att_hidden_});
 }

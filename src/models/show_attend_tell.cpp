@@ -50,7 +50,7 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.att_feat_b_ = t("att_feat.bias", {A});
   {  // the step's products read packed weights (kernels.h)
     const std::vector<float> w = t("att_hidden.weight", {A, H});
-    m.att_hidden_p_ = kernels::pack_rows(A, H, w.data(), H);
+    m.att_hidden_p_ = kernels::pack_rows(A, H, w.data(), H, b.weight_precision());
   }
   m.att_hidden_b_ = t("att_hidden.bias", {A});
   m.att_score_w_ = t("att_score.weight", {1, A});
@@ -60,15 +60,15 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.embed_ = t("embed.weight", {V, M});
   {
     const std::vector<float> ih = t("lstm.weight_ih", {4 * H, M + P}), hh = t("lstm.weight_hh", {4 * H, H});
-    m.lstm_p_ih_ = kernels::pack_rows(4 * H, M + P, ih.data(), M + P);
-    m.lstm_p_hh_ = kernels::pack_rows(4 * H, H, hh.data(), H);
+    m.lstm_p_ih_ = kernels::pack_rows(4 * H, M + P, ih.data(), M + P, b.weight_precision());
+    m.lstm_p_hh_ = kernels::pack_rows(4 * H, H, hh.data(), H, b.weight_precision());
   }
   m.lstm_bias_ = t("lstm.bias_ih", {4 * H});
   const std::vector<float> bias_hh = t("lstm.bias_hh", {4 * H});
   kernels::add(bias_hh.data(), m.lstm_bias_.data(), 4 * H);
   {
     const std::vector<float> w = t("fc.weight", {V, H});
-    m.fc_p_ = kernels::pack_rows(V, H, w.data(), H);
+    m.fc_p_ = kernels::pack_rows(V, H, w.data(), H, b.weight_precision());
   }
   m.fc_b_ = t("fc.bias", {V});
   return m;

@@ -54,7 +54,7 @@ Linear load_linear(const io::Bundle& b, const std::string& name, std::size_t out
   l.in = in;
   l.weight = b.tensor(name + ".weight", {out, in});
   l.bias = b.tensor(name + ".bias", {out});
-  l.packed = kernels::pack_rows(out, in, l.weight.data(), in);
+  l.packed = kernels::pack_rows(out, in, l.weight.data(), in, b.weight_precision());
   if (layout == Layout::step) l.weight = std::vector<float>();
   return l;
 }
@@ -137,7 +137,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
 
   {
     const std::vector<float> e = b.tensor("embed.weight", {vocab_, d_});
-    embed_ = kernels::pack_rows(vocab_, d_, e.data(), d_);
+    embed_ = kernels::pack_rows(vocab_, d_, e.data(), d_, b.weight_precision());
   }
   for (std::size_t l = 0; l < n_enc; ++l) {
     const std::string p = "encoder_layers." + std::to_string(l);

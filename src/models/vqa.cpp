@@ -66,7 +66,7 @@ VqaModel VqaModel::from_bundle(const io::Bundle& b) {
   dirs[0].weight_hh = b.tensor("lstm.weight_hh_l0", {4 * d, d});
   dirs[0].bias_ih = b.tensor("lstm.bias_ih_l0", {4 * d});
   dirs[0].bias_hh = b.tensor("lstm.bias_hh_l0", {4 * d});
-  m.lstm_ = nn::Lstm(d, d, std::move(dirs));
+  m.lstm_ = nn::Lstm(d, d, std::move(dirs), b.weight_precision());
   if (cfg.co_attention()) {
     const char* names[2] = {"co_w.", "co_s."};
     for (int l = 0; l < 2; ++l) {

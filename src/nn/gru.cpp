@@ -65,7 +65,8 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
   update(w, gi.data(), h, scratch);
 }
 
-Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions)
+Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
+         kernels::Precision precision)
     : input_size_(input_size), hidden_size_(hidden_size) {
   require(input_size > 0 && hidden_size > 0, "gru: input and hidden sizes must be positive");
   require(directions.size() == 1 || directions.size() == 2,
@@ -86,8 +87,8 @@ Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction>
   }
   dirs_ = std::move(directions);
   for (const Direction& d : dirs_) {
-    packed_ih_.push_back(kernels::pack_rows(g3, input_size, d.weight_ih.data(), input_size));
-    packed_hh_.push_back(kernels::pack_rows(g3, hidden_size, d.weight_hh.data(), hidden_size));
+    packed_ih_.push_back(kernels::pack_rows(g3, input_size, d.weight_ih.data(), input_size, precision));
+    packed_hh_.push_back(kernels::pack_rows(g3, hidden_size, d.weight_hh.data(), hidden_size, precision));
   }
 }
 

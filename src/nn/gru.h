@@ -53,7 +53,8 @@ class Gru {
 
   Gru() = default;
   // directions: 1 (forward) or 2 (forward, reverse); sizes are checked, errors name the direction and tensor.
-  Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions);
+  Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
+      kernels::Precision precision = kernels::Precision::f32);
 
   std::size_t input_size() const { return input_size_; }
   std::size_t hidden_size() const { return hidden_size_; }

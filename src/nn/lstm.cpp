@@ -78,7 +78,8 @@ void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c
   activate_and_update(hs, gates, h, c);
 }
 
-Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions)
+Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
+           kernels::Precision precision)
     : input_size_(input_size), hidden_size_(hidden_size) {
   require(input_size > 0 && hidden_size > 0, "lstm: input and hidden sizes must be positive");
   require(directions.size() == 1 || directions.size() == 2,
@@ -103,8 +104,8 @@ Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Directio
     // b_ih + b_hh summed once, in the same order PyTorch's fused kernel adds them.
     if (!src.bias_ih.empty()) kernels::add(src.bias_ih.data(), dir.bias.data(), g4);
     if (!src.bias_hh.empty()) kernels::add(src.bias_hh.data(), dir.bias.data(), g4);
-    dir.p_ih = kernels::pack_rows(g4, input_size, dir.w_ih.data(), input_size);
-    dir.p_hh = kernels::pack_rows(g4, hidden_size, dir.w_hh.data(), hidden_size);
+    dir.p_ih = kernels::pack_rows(g4, input_size, dir.w_ih.data(), input_size, precision);
+    dir.p_hh = kernels::pack_rows(g4, hidden_size, dir.w_hh.data(), hidden_size, precision);
     dirs_.push_back(std::move(dir));
   }
 }

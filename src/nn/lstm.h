@@ -54,7 +54,8 @@ class Lstm {
   Lstm() = default;
   // directions: 1 (forward) or 2 (forward, reverse). Every size is checked; throws Error naming the direction
   // and the tensor.
-  Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions);
+  Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
+       kernels::Precision precision = kernels::Precision::f32);
 
   std::size_t input_size() const { return input_size_; }
   std::size_t hidden_size() const { return hidden_size_; }

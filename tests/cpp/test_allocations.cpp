@@ -6,10 +6,15 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <new>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "decode/search.h"
 #include "io/bundle.h"
@@ -79,10 +84,8 @@ long steady_state_allocations(attnlens::models::Seq2SeqDecoder& dec, std::size_t
   });
 }
 
-}  // namespace
-
-TEST_CASE("allocations: the Transformer decoder's steps allocate nothing once warm (1 row, beam, recording)") {
-  const attnlens::models::TransformerSeq2Seq model(attnlens::io::Bundle::load(source_path("models/de-en-transformer")));
+// One row and a beam of 4, recording maps or not: no allocation in 12 steps after 3 warm ones.
+void check_warm_steps_allocate_nothing(const attnlens::models::Seq2SeqModel& model) {
   const std::vector<int> src{10, 20, 30, 40, 50, 3};
   for (std::size_t rows : {std::size_t{1}, std::size_t{4}})
     for (bool record : {false, true}) {
@@ -91,6 +94,24 @@ TEST_CASE("allocations: the Transformer decoder's steps allocate nothing once wa
       auto dec = model.start(src, nullptr);
       CHECK(steady_state_allocations(*dec, rows, record, 3, 12) == 0);
     }
+}
+
+}  // namespace
+
+TEST_CASE("allocations: the Transformer decoder's steps allocate nothing once warm (1 row, beam, recording)") {
+  check_warm_steps_allocate_nothing(
+      attnlens::models::TransformerSeq2Seq(attnlens::io::Bundle::load(source_path("models/de-en-transformer"))));
+}
+
+TEST_CASE("allocations: with int8 step weights too (the input codes' buffer grows once per thread)") {
+  std::ifstream in(source_path("models/de-en-transformer/config.json"));
+  nlohmann::json config;
+  in >> config;
+  config["weight_precision"] = "int8";
+  std::ifstream w(source_path("models/de-en-transformer/weights.safetensors"), std::ios::binary);
+  std::vector<std::uint8_t> weights((std::istreambuf_iterator<char>(w)), std::istreambuf_iterator<char>());
+  check_warm_steps_allocate_nothing(attnlens::models::TransformerSeq2Seq(
+      attnlens::io::Bundle::from_memory(config.dump(), std::move(weights), {}, "de-en-transformer int8")));
 }
 
 TEST_CASE("allocations: the RNN decoders' steps allocate nothing once warm") {

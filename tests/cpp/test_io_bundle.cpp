@@ -192,6 +192,27 @@ TEST_SUITE("io.bundle") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("int8 tensors (I8 codes + per-row .qscale) read as code·scale; weight_precision is checked") {
+    const std::vector<Fixture> tensors = {
+        {"w", "I8", {2, 3}, bytes_of<std::int8_t>({127, -64, 0, -127, 1, 2})},
+        {"w.qscale", "F32", {2}, bytes_of<float>({0.5f, 0.25f})},
+        {"v", "I8", {2, 2}, bytes_of<std::int8_t>({1, 2, 3, 4})},
+        {"v.qscale", "F32", {3}, bytes_of<float>({1.0f, 1.0f, 1.0f})},
+        {"u", "I8", {1, 2}, bytes_of<std::int8_t>({1, 2})},
+    };
+    const Bundle b = Bundle::from_memory(
+        R"({"architecture": "test-tiny", "weight_precision": "int8"})", assemble(tensors), {}, "q");
+    CHECK(b.weight_precision() == attnlens::kernels::Precision::int8);
+    CHECK(b.tensor("w", {2, 3}) == std::vector<float>{63.5f, -32.0f, 0.0f, -31.75f, 0.25f, 0.5f});
+    CHECK(error_of([&] { b.tensor("v", {2, 2}); }).find("'v.qscale' has shape [3]") != std::string::npos);
+    CHECK(error_of([&] { b.tensor("u", {1, 2}); }).find("has no 'u.qscale'") != std::string::npos);
+    CHECK(Bundle::from_memory(kConfig, assemble(tiny_tensors()), {}, "f").weight_precision() ==
+          attnlens::kernels::Precision::f32);
+    CHECK(error_of([&] { Bundle::from_memory(R"({"architecture": "test-tiny", "weight_precision": "int4"})",
+                                             assemble(tiny_tensors()), {}, "p").weight_precision(); })
+              .find("\"weight_precision\" must be \"f32\" or \"int8\"") != std::string::npos);
+  }
+
   TEST_CASE("missing tensor, wrong shape and wrong dtype name the file and the tensor") {
     const std::string dir = write_bundle("shape", kConfig, assemble(tiny_tensors()));
     const Bundle b = Bundle::load(dir);
@@ -273,7 +294,7 @@ TEST_SUITE("io.bundle") {
                          assemble(tiny_tensors(), [](json& h) { h["bias"]["data_offsets"] = {-4, 0}; }),
                          "must be non-negative integers");
     expect_weights_error("wrong_dtype", assemble(tiny_tensors(), [](json& h) { h["embedding"]["dtype"] = "F64"; }),
-                         "tensor 'embedding': unsupported dtype 'F64' (supported: F32, F16, BF16, I32, I64)");
+                         "tensor 'embedding': unsupported dtype 'F64' (supported: F32, F16, BF16, I32, I64, I8)");
     expect_weights_error("dtype_size_mismatch",
                          assemble(tiny_tensors(), [](json& h) { h["count"]["dtype"] = "I64"; }),
                          "tensor 'count': data_offsets [56,60] span 4 bytes but shape [1] of I64 needs 8");

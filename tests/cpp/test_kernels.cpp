@@ -856,13 +856,25 @@ TEST_CASE("kernels: CHW and HWC conversions round-trip") {
   CHECK(back == chw);
 }
 
-TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match double precision") {
-  auto check = [](std::size_t n, std::size_t kk, bool with_bias, k::Activation act) {
-    const std::size_t ldb = kk + 3, rows = 3, ldx = kk + 1, ldy = n + 2;
-    Buffer b(n * ldb + 1), x(rows * ldx + 1), bias(n + 1), y(rows * ldy + 1, kNaN), y_ref(n + 1, kNaN);
+// The operands of a packed-weights case: B [n × k] (stride k + 3), three input rows x (stride k + 1), their outputs y
+// (stride n + 2, NaN-filled so that writes past a row show), a bias, and a reference row; uniform random values.
+struct PackedCase {
+  std::size_t ldb, rows = 3, ldx, ldy;
+  Buffer b, x, bias, y, y_ref;
+  PackedCase(std::size_t n, std::size_t kk)
+      : ldb(kk + 3), ldx(kk + 1), ldy(n + 2), b(n * ldb + 1), x(rows * ldx + 1), bias(n + 1),
+        y(rows * ldy + 1, kNaN), y_ref(n + 1, kNaN) {
     fill_uniform(b.data(), n * ldb, -2.0f, 2.0f);
     fill_uniform(x.data(), rows * ldx, -2.0f, 2.0f);
     fill_uniform(bias.data(), n, -3.0f, 3.0f);
+  }
+};
+
+TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match double precision") {
+  auto check = [](std::size_t n, std::size_t kk, bool with_bias, k::Activation act) {
+    PackedCase pc(n, kk);
+    const std::size_t ldb = pc.ldb, rows = pc.rows, ldx = pc.ldx, ldy = pc.ldy;
+    Buffer &b = pc.b, &x = pc.x, &bias = pc.bias, &y = pc.y, &y_ref = pc.y_ref;
     const float* bias_p = with_bias ? bias.data() : nullptr;
     const k::PackedMatrix w = k::pack_rows(n, kk, b.data(), ldb);
     REQUIRE(w.rows == n);
@@ -916,5 +928,88 @@ TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match 
   CHECK_THROWS_AS(k::linear_packed(1, x.data(), 4, w, nullptr, y.data(), 2), attnlens::Error);
   k::PackedMatrix broken = w;
   broken.data.pop_back();
+  CHECK_THROWS_AS(k::linear_packed(1, x.data(), 4, broken, nullptr, y.data(), 3), attnlens::Error);
+}
+
+TEST_CASE("kernels: int8 weights (Precision::int8) equal their scalar reference and stay within the rounding bound") {
+  auto check = [](std::size_t n, std::size_t kk, bool with_bias, k::Activation act) {
+    PackedCase pc(n, kk);
+    const std::size_t ldb = pc.ldb, rows = pc.rows, ldx = pc.ldx, ldy = pc.ldy;
+    Buffer &b = pc.b, &x = pc.x, &bias = pc.bias, &y = pc.y, &y_ref = pc.y_ref;
+    if (n > 2) std::fill(b.data() + 2 * ldb, b.data() + 2 * ldb + kk, 0.0f);  // an all-zero row: scale 0
+    const float* bias_p = with_bias ? bias.data() : nullptr;
+    const k::PackedMatrix w = k::pack_rows(n, kk, b.data(), ldb, k::Precision::int8);
+    REQUIRE(w.precision == k::Precision::int8);
+    REQUIRE(w.data.empty());
+    REQUIRE(w.qscale.size() == n);
+    const std::size_t k2 = kk + kk % 2;
+    REQUIRE(w.qdata.size() == (n + k::kPanel - 1) / k::kPanel * k::kPanel * k2);
+    std::vector<float> row(kk + 1);
+    for (std::size_t j = 0; j < n; ++j) {  // dequantised rows are within half a step of the weights
+      k::packed_row(w, j, row.data());
+      for (std::size_t p = 0; p < kk; ++p)
+        if (!(std::fabs(row[p] - b[j * ldb + p]) <= 0.5f * w.qscale[j] * (1.0f + 1e-4f) + 1e-6f))
+          FAIL_CHECK("packed_row int8 at (" << j << "," << p << "): " << row[p] << " for " << b[j * ldb + p]);
+    }
+    k::linear_packed(rows, x.data(), ldx, w, bias_p, y.data(), ldy, act);
+    for (std::size_t i = 0; i < rows; ++i) {
+      std::vector<float> alone(n + 1, kNaN);
+      k::linear_packed(1, x.data() + i * ldx, ldx, w, bias_p, alone.data(), n, act);
+      k::linear_int8_ref(w, x.data() + i * ldx, bias_p, y_ref.data(), act);
+      std::vector<std::int16_t> codes(k2 + 1);
+      const float sx = k::quantize_input_int16(x.data() + i * ldx, kk, codes.data());
+      for (std::size_t j = 0; j < n; ++j) {
+        const float got = y[i * ldy + j];
+        if (std::memcmp(&got, &y_ref[j], sizeof(float)) != 0)
+          FAIL_CHECK("int8 product differs from its scalar reference at (" << i << "," << j << ") n=" << n
+                                                                          << " k=" << kk);
+        if (std::memcmp(&got, &alone[j], sizeof(float)) != 0)
+          FAIL_CHECK("int8 row " << i << " alone differs from the same row in a batch at " << j);
+        // |x·w − x̂·ŵ| ≤ Σ |x|·s_j/2 + Σ |ŵ|·s_x/2 (+ float rounding of the epilogue)
+        double s = with_bias ? bias[j] : 0.0, bound = 0.0;
+        for (std::size_t p = 0; p < kk; ++p) {
+          const double wv = b[j * ldb + p], xv = x[i * ldx + p];
+          s += wv * xv;
+          bound += std::fabs(xv) * 0.5 * w.qscale[j] + (std::fabs(wv) + 0.5 * w.qscale[j]) * 0.5 * sx;
+        }
+        if (act != k::Activation::none) s = std::max(s, 0.0);
+        if (act == k::Activation::relu6) s = std::min(s, 6.0);
+        if (!(std::fabs(got - s) <= bound * 1.001 + 1e-5 * (std::fabs(s) + 1.0)))
+          FAIL_CHECK("int8 product at (" << i << "," << j << ") n=" << n << " k=" << kk << ": got " << got
+                                         << " want " << s << " bound " << bound);
+      }
+      CHECK(std::isnan(y[i * ldy + n]));
+    }
+  };
+  for_each_backend([&] {
+    for (std::size_t n : {0, 1, 3, 7, 8, 9, 15, 16, 17, 255, 256, 257})
+      for (std::size_t kk : {0, 1, 2, 3, 7, 8, 15, 16, 17, 255, 256, 257})
+        check(n, kk, (n + kk) % 3 != 0, static_cast<k::Activation>((n + kk) % 3));
+    check(10131, 256, false, k::Activation::none);
+  });
+  // The largest sums: every weight and input at the top of its range, k = 2048, same sign: no int32 overflow.
+  {
+    const std::size_t n = 9, kk = 2048;
+    std::vector<float> b(n * kk, 1.5f), x(kk, -0.25f), y(n), y_ref(n);
+    const k::PackedMatrix w = k::pack_rows(n, kk, b.data(), kk, k::Precision::int8);
+    k::linear_packed(1, x.data(), kk, w, nullptr, y.data(), n);
+    k::linear_int8_ref(w, x.data(), nullptr, y_ref.data());
+    for (std::size_t j = 0; j < n; ++j) {
+      CHECK(y[j] == y_ref[j]);
+      CHECK(y[j] == doctest::Approx(-0.375 * kk).epsilon(1e-6));
+    }
+  }
+  // Non-finite inputs give NaN outputs (as float32 would), non-finite weights and too many inputs are refused.
+  std::vector<float> b(12, 1.0f), x(4, 1.0f), y(3, 0.0f);
+  const k::PackedMatrix w = k::pack_rows(3, 4, b.data(), 4, k::Precision::int8);
+  x[1] = std::numeric_limits<float>::infinity();
+  k::linear_packed(1, x.data(), 4, w, nullptr, y.data(), 3);
+  CHECK(std::isnan(y[0]));
+  b[5] = kNaN;
+  CHECK_THROWS_AS(k::pack_rows(3, 4, b.data(), 4, k::Precision::int8), attnlens::Error);
+  std::vector<float> wide(65537, 1.0f);
+  CHECK_THROWS_AS(k::pack_rows(1, 65537, wide.data(), 65537, k::Precision::int8), attnlens::Error);
+  k::PackedMatrix broken = w;
+  broken.qdata.pop_back();
   CHECK_THROWS_AS(k::linear_packed(1, x.data(), 4, broken, nullptr, y.data(), 3), attnlens::Error);
 }

@@ -73,6 +73,11 @@ const attnlens::AttentionMap* find_map(const AttentionTrace& trace, const std::s
 
 std::vector<int> ids_of(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
 
+std::unique_ptr<attnlens::models::Seq2SeqModel> make_model(const attnlens::io::Bundle& bundle) {
+  if (bundle.architecture() == "transformer-seq2seq") return std::make_unique<attnlens::models::TransformerSeq2Seq>(bundle);
+  return attnlens::models::make_rnn_seq2seq(bundle);
+}
+
 // Teacher-forced logits (full / top-16 / logsumexp / mean) and every attention map of one golden case.
 void check_teacher_forced_case(const attnlens::models::Seq2SeqModel& model, const nlohmann::json& c,
                                const attnlens::io::SafeTensors& golden, std::size_t vocab) {
@@ -416,12 +421,7 @@ TEST_CASE("translation: shipped RNN bundles match their PyTorch goldens (when ex
       continue;
     }
     CAPTURE(dir);
-    const auto bundle = attnlens::io::Bundle::load(dir);
-    std::unique_ptr<attnlens::models::Seq2SeqModel> model;
-    if (bundle.architecture() == "transformer-seq2seq")
-      model = std::make_unique<attnlens::models::TransformerSeq2Seq>(bundle);
-    else
-      model = attnlens::models::make_rnn_seq2seq(bundle);
+    const auto model = make_model(attnlens::io::Bundle::load(dir));
     const auto golden_json = read_json(dir + "/golden.json");
     const auto golden = attnlens::io::SafeTensors::load(dir + "/golden.safetensors");
     for (const auto& c : golden_json["cases"]) {
@@ -652,4 +652,73 @@ TEST_CASE("translation: attention_selection returns only the asked kinds, or eac
   CHECK(sel.word_attentions.size() == sel.attentions.size());
   p.attention_selection = {{"encoder"}, false};
   CHECK_THROWS_WITH_AS(tr->translate(source, p), doctest::Contains("no 'encoder' maps"), attnlens::Error);
+}
+
+// int8 weights (config "weight_precision": "int8", scripts/quantize.mjs): the same golden cases through the int8
+// decoder-step weights. Not a parity check — int8 changes the numbers — but a bound on how much: the logits at the
+// golden top-16 ids and every map, against the float32 PyTorch goldens, and the arg max wherever PyTorch's top two
+// logits are more than 1 apart. The measured figures are printed; the bounds hold them with a margin of about 2×.
+TEST_CASE("translation: int8 weights stay within their stated deviation of the float32 goldens") {
+  for (const std::string name : {"de-en-general", "de-en-transformer", "de-en-rnn-general", "de-en-rnn-additive"}) {
+    CAPTURE(name);
+    const std::string dir = source_path("models/" + name);
+    auto config = read_json(dir + "/config.json");
+    config["weight_precision"] = "int8";
+    const std::string weights = read_text(dir + "/weights.safetensors");
+    const auto bundle = attnlens::io::Bundle::from_memory(
+        config.dump(), std::vector<std::uint8_t>(weights.begin(), weights.end()), {}, name);
+    REQUIRE(bundle.weight_precision() == attnlens::kernels::Precision::int8);
+    const auto model = make_model(bundle);
+    const auto golden_json = read_json(dir + "/golden.json");
+    const auto golden = attnlens::io::SafeTensors::load(dir + "/golden.safetensors");
+    const std::size_t V = model->vocab_size();
+    double logit_max = 0, map_max = 0, map_sum = 0;
+    std::size_t map_count = 0, confident = 0, agree = 0;
+    for (const auto& c : golden_json["cases"]) {
+      AttentionTrace trace;
+      const std::vector<float> logits = model->forward(ids_of(c["source_ids"]), ids_of(c["target_in_ids"]), &trace);
+      const std::string key = c["name"].get<std::string>();
+      const GoldenTensor top_ids = golden_tensor(golden, key + "/logits_top_ids");
+      const GoldenTensor top_values = golden_tensor(golden, key + "/logits_top_values");
+      const std::size_t T = top_ids.dim(0), K = top_ids.dim(1);
+      for (std::size_t t = 0; t < T; ++t) {
+        const float* row = logits.data() + t * V;
+        for (std::size_t j = 0; j < K; ++j)
+          logit_max = std::max(logit_max, std::fabs(static_cast<double>(row[static_cast<std::size_t>(top_ids.data[t * K + j])]) -
+                                                    top_values.data[t * K + j]));
+        if (top_values.data[t * K] - top_values.data[t * K + 1] > 1.0f) {
+          ++confident;
+          agree += static_cast<std::size_t>(std::max_element(row, row + V) - row) ==
+                   static_cast<std::size_t>(top_ids.data[t * K]);
+        }
+      }
+      for (const auto& a : c["attentions"]) {
+        const GoldenTensor g = golden_tensor(golden, a["key"].get<std::string>());
+        const std::size_t per_head = g.dims.size() == 3 ? g.dims[1] * g.dims[2] : g.data.size();
+        const std::size_t heads = g.dims.size() == 3 ? g.dims[0] : 1;
+        for (std::size_t h = 0; h < heads; ++h) {
+          const auto* m = find_map(trace, a["name"].get<std::string>(), a["layer"].get<int>(),
+                                   g.dims.size() == 3 ? static_cast<int>(h) : -1);
+          REQUIRE(m != nullptr);
+          REQUIRE(m->data.size() == per_head);
+          for (std::size_t i = 0; i < per_head; ++i) {
+            const double d = std::fabs(static_cast<double>(m->data[i]) - g.data[h * per_head + i]);
+            map_max = std::max(map_max, d);
+            map_sum += d;
+            ++map_count;
+          }
+        }
+      }
+    }
+    const double map_mean = map_sum / static_cast<double>(std::max<std::size_t>(map_count, 1));
+    MESSAGE(name << " int8 against the float32 goldens: logits (top-16) max |Δ| " << logit_max << "; maps max |Δ| "
+                 << map_max << ", mean |Δ| " << map_mean << " over " << map_count << " weights; arg max "
+                 << agree << "/" << confident << " confident steps");
+    CHECK(map_count > 0);
+    CHECK(confident > 0);
+    CHECK(agree == confident);
+    CHECK(logit_max <= 0.35);
+    CHECK(map_max <= 0.1);
+    CHECK(map_mean <= 1e-3);
+  }
 }

@@ -1,4 +1,4 @@
-// The package as users install it: `npm pack` makes the tarball, and three fresh projects (tests/consumers/) install
+// The package as users install it: `npm run pack` (scripts/pack.mjs) makes the tarball, and three fresh projects (tests/consumers/) install
 // it from that tarball — never from the repo — then use it: a Node 20 app runs each task with the package's own
 // models, a TypeScript consumer type-checks (tsc --noEmit), and a Vite app is built and runs each task in Chromium.
 // Installs are offline-safe: the tarball has no dependencies, and the Vite app's are pinned by its package-lock.json
@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems } from './helpers.mjs';
 import { TASKS } from '../../wasm/pipeline.js';
+import { INT8_IN_PACKAGE, pack } from '../../scripts/pack.mjs';
 
 // The consumers translate 'Zwei Kinder mit gelben Jacken spielen im Schlamm.' (tests/consumers/*): PyTorch's beam-4
 // output for it is a case of the default translator's goldens (de-en-general).
@@ -69,10 +70,10 @@ function checkResults(results, where) {
 
 before(() => {
   work = mkdtempSync(path.join(os.tmpdir(), 'attnlens-consumers-'));
-  // --ignore-scripts: `npm test` has just built wasm/dist; prepack would rebuild it.
-  const out = sh(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT);
-  const info = JSON.parse(out.slice(out.indexOf('[')))[0];
-  tarball = path.join(work, info.filename);
+  // The published tarball (scripts/pack.mjs: the package's files with int8 bundles); no build: `npm test` has just
+  // built wasm/dist.
+  const packed = pack({ destination: work, build: false });
+  tarball = packed.tarball;
   assert.ok(existsSync(tarball));
 });
 
@@ -98,8 +99,14 @@ test('npm pack: the tarball holds the module, the types and the default models',
     else assert.ok(listing.includes(`package/models/${name}/config.json`), `bundle ${name} is in the tarball`);
   }
   assert.ok(!listing.some((f) => /golden|training|\.py$|tests\//.test(f)), 'no goldens, training code or tests');
+  // The int8 bundles (scripts/pack.mjs) keep the tarball within issue 15's budget of 25 MB.
+  for (const name of INT8_IN_PACKAGE) {
+    if (!hasBundle(name)) continue;
+    const config = JSON.parse(sh('tar', ['-xzOf', tarball, `package/models/${name}/config.json`], work));
+    assert.equal(config.weight_precision, 'int8', `${name} ships int8`);
+  }
   const mb = statSync(tarball).size / 1e6;
-  assert.ok(mb < 60, `tarball is ${mb.toFixed(1)} MB`);
+  assert.ok(mb <= 25, `tarball is ${mb.toFixed(1)} MB`);
 });
 
 test('a fresh Node 20 project imports { pipeline } from "attnlens" and runs each task', { timeout: 300_000 }, () => {

@@ -185,8 +185,16 @@ test('npm pack ships the entry, its types, the loader and the .wasm, and nothing
   // The bundled models travel with the package (config, weights, vocabularies, card), not their goldens or recipes.
   for (const needed of ['wasm/pipeline.js', 'wasm/models.js', 'models/sst2-selfattn/config.json',
     'models/sst2-selfattn/weights.safetensors', 'models/sst2-selfattn/vocab.txt',
-    'models/de-en-transformer/bpe.vocab', 'models/de-en-transformer/bpe.merges']) {
+    'models/de-en-general/bpe.vocab', 'models/de-en-general/bpe.merges']) {
     assert.ok(paths.includes(needed), `${needed} is not in the package`);
   }
   assert.ok(!paths.some((p) => /^models\/training\/|golden/.test(p)), paths.filter((p) => p.startsWith('models/')).join(', '));
+});
+
+test('the .wasm stays within its budget of 500 KB gzipped (issue 15, item 8; npm run budgets reports it)', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const { readFileSync } = await import('node:fs');
+  const bytes = readFileSync(new URL('../../wasm/dist/attnlens.wasm', import.meta.url));
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  assert.ok(gz <= 500 * 1024, `attnlens.wasm is ${(gz / 1024).toFixed(0)} KB gzipped`);
 });

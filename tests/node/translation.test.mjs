@@ -198,3 +198,35 @@ test('output_attentions as a list of kinds, and head_mean: the engine returns on
   await assert.rejects(translate(src, { output_attentions: [] }), TypeError);
   await assert.rejects(translate(src, { head_mean: 'yes' }), TypeError);
 });
+
+test('precision: \'int8\' keeps the step weights as int8: forced maps and log-probabilities stay near float32', async () => {
+  // The same forced decodes (align: teacher forcing of each golden reference) with float32 and int8 step weights.
+  // int8 moves the numbers a little (MODEL_CARD: "int8 weights"); the bounds below are about 2× what was measured.
+  const int8 = await pipeline('translation', 'de-en-general', { precision: 'int8' });
+  try {
+    let mapMax = 0;
+    let lpMax = 0;
+    let maps = 0;
+    for (const c of golden.cases.slice(0, 6)) {
+      const a = await translate.align(c.source, c.reference);
+      const b = await int8.align(c.source, c.reference);
+      assert.deepEqual(Array.from(b.target_ids), Array.from(a.target_ids));
+      assert.equal(b.attentions.length, a.attentions.length);
+      for (let i = 0; i < a.attentions.length; i++) {
+        assert.deepEqual(b.attentions[i].dims, a.attentions[i].dims);
+        for (let j = 0; j < a.attentions[i].data.length; j++) {
+          mapMax = Math.max(mapMax, Math.abs(a.attentions[i].data[j] - b.attentions[i].data[j]));
+        }
+        maps++;
+      }
+      for (let t = 0; t < a.token_logprobs.length; t++) lpMax = Math.max(lpMax, Math.abs(a.token_logprobs[t] - b.token_logprobs[t]));
+    }
+    assert.ok(maps > 0);
+    assert.ok(mapMax > 0, 'int8 is in use: the maps move');
+    assert.ok(mapMax <= 0.1, `maps moved by ${mapMax}`);
+    assert.ok(lpMax <= 0.3, `log-probabilities moved by ${lpMax}`);
+    await assert.rejects(pipeline('translation', 'de-en-general', { precision: 'int4' }), /precision must be one of 'f32', 'int8'/);
+  } finally {
+    int8.dispose();
+  }
+});

@@ -16,7 +16,7 @@ export async function demo(): Promise<string> {
   const hops: AttentionMap = s.attentions[0];
   classify.dispose();
 
-  const translate = await pipeline('translation', 'de-en-transformer', { local_files_only: true });
+  const translate = await pipeline('translation', 'de-en-general', { local_files_only: true, precision: 'int8' });
   const t: TranslationResult = await translate('Ein Hund rennt.', { num_beams: 4, output_attentions: true });
   const cross = t.attentions.filter((m) => m.name === 'cross');
   translate.dispose();
@@ -39,6 +39,8 @@ export async function demo(): Promise<string> {
 
   // @ts-expect-error not a task
   await pipeline('speech-recognition');
+  // @ts-expect-error int4 is not a precision
+  await pipeline('translation', 'de-en-general', { precision: 'int4' });
   // @ts-expect-error a sentiment result has no translation text
   const bad: string = s.label + s.text.length;
 

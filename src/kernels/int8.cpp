@@ -1,0 +1,228 @@
+// int8 weights (kernels.h, Precision::int8): packing, the input quantisation and the products.
+//
+// The sums are integers, so the three implementations below (WASM SIMD128's i32x4.dot_i16x8_s, SSE2's pmaddwd,
+// plain C++) give the same int32 accumulators, and the shared float epilogue gives the same bits everywhere.
+// Not in the per-instruction-set kernel table: pmaddwd is SSE2, which every x86-64 has, and AVX2 would only
+// widen a product that is bound by reading the weights.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "common.h"
+#include "kernels/kernel_table.h"
+#include "kernels/kernels.h"
+
+namespace attnlens::kernels {
+namespace {
+
+constexpr std::size_t kMaxInt8Cols = 65536;  // keeps the input codes' range A ≥ 258
+
+std::size_t even(std::size_t k) { return k + (k & 1u); }
+
+// A = min(32767, ⌊(2³¹ − 1) / (127·k2)⌋): |Σ q·c| ≤ 127·A·k2 fits an int32.
+std::int32_t input_range(std::size_t k2) {
+  if (k2 == 0) return 32767;
+  const long long a = 2147483647LL / (127LL * static_cast<long long>(k2));
+  return static_cast<std::int32_t>(std::min<long long>(32767, a));
+}
+
+float activate(float v, Activation act) {
+  if (act == Activation::none) return v;
+  float r = v < 0.0f ? 0.0f : v;
+  if (act == Activation::relu6 && r > 6.0f) r = 6.0f;
+  return r;
+}
+
+std::int32_t pair_of(const std::int16_t* c) {
+  std::int32_t v;
+  std::memcpy(&v, c, sizeof v);  // c[0] in the low half, c[1] in the high half (little-endian, as WASM and x86)
+  return v;
+}
+
+// acc[o] = Σ_p q[o][p]·c[p] over one panel (`pairs` input pairs, 2·kPanel codes each).
+void panel_dot(const std::int8_t* q, std::size_t pairs, const std::int16_t* c, std::int32_t* acc) {
+#if defined(__wasm_simd128__)
+  v128_t a0 = wasm_i32x4_splat(0), a1 = wasm_i32x4_splat(0), b0 = a0, b1 = a0;
+  std::size_t i = 0;
+  for (; i + 2 <= pairs; i += 2) {  // two pairs per iteration, two accumulator sets (integer sums: order-free)
+    const v128_t w = wasm_v128_load(q + i * 2 * kPanel), v = wasm_v128_load(q + (i + 1) * 2 * kPanel);
+    const v128_t x = wasm_v128_load32_splat(c + 2 * i), y = wasm_v128_load32_splat(c + 2 * i + 2);
+    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), x));
+    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), x));
+    b0 = wasm_i32x4_add(b0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(v), y));
+    b1 = wasm_i32x4_add(b1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(v), y));
+  }
+  if (i < pairs) {
+    const v128_t w = wasm_v128_load(q + i * 2 * kPanel);
+    const v128_t x = wasm_v128_load32_splat(c + 2 * i);
+    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), x));
+    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), x));
+  }
+  wasm_v128_store(acc, wasm_i32x4_add(a0, b0));
+  wasm_v128_store(acc + 4, wasm_i32x4_add(a1, b1));
+#elif defined(__SSE2__)
+  __m128i a0 = _mm_setzero_si128(), a1 = _mm_setzero_si128();
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i * 2 * kPanel));
+    const __m128i x = _mm_set1_epi32(pair_of(c + 2 * i));
+    a0 = _mm_add_epi32(a0, _mm_madd_epi16(_mm_srai_epi16(_mm_unpacklo_epi8(w, w), 8), x));
+    a1 = _mm_add_epi32(a1, _mm_madd_epi16(_mm_srai_epi16(_mm_unpackhi_epi8(w, w), 8), x));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc), a0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + 4), a1);
+#else
+  for (std::size_t o = 0; o < kPanel; ++o) acc[o] = 0;
+  for (std::size_t i = 0; i < pairs; ++i)
+    for (std::size_t o = 0; o < kPanel; ++o)
+      acc[o] += q[i * 2 * kPanel + 2 * o] * c[2 * i] + q[i * 2 * kPanel + 2 * o + 1] * c[2 * i + 1];
+#endif
+}
+
+// The same for two input rows with one pass over the panel (a beam's rows in pairs).
+void panel_dot2(const std::int8_t* q, std::size_t pairs, const std::int16_t* ca, const std::int16_t* cb,
+                std::int32_t* acca, std::int32_t* accb) {
+#if defined(__wasm_simd128__)
+  v128_t a0 = wasm_i32x4_splat(0), a1 = a0, b0 = a0, b1 = a0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const v128_t w = wasm_v128_load(q + i * 2 * kPanel);
+    const v128_t lo = wasm_i16x8_extend_low_i8x16(w), hi = wasm_i16x8_extend_high_i8x16(w);
+    const v128_t xa = wasm_i32x4_splat(pair_of(ca + 2 * i)), xb = wasm_i32x4_splat(pair_of(cb + 2 * i));
+    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(lo, xa));
+    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(hi, xa));
+    b0 = wasm_i32x4_add(b0, wasm_i32x4_dot_i16x8(lo, xb));
+    b1 = wasm_i32x4_add(b1, wasm_i32x4_dot_i16x8(hi, xb));
+  }
+  wasm_v128_store(acca, a0);
+  wasm_v128_store(acca + 4, a1);
+  wasm_v128_store(accb, b0);
+  wasm_v128_store(accb + 4, b1);
+#elif defined(__SSE2__)
+  __m128i a0 = _mm_setzero_si128(), a1 = a0, b0 = a0, b1 = a0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i * 2 * kPanel));
+    const __m128i lo = _mm_srai_epi16(_mm_unpacklo_epi8(w, w), 8), hi = _mm_srai_epi16(_mm_unpackhi_epi8(w, w), 8);
+    const __m128i xa = _mm_set1_epi32(pair_of(ca + 2 * i)), xb = _mm_set1_epi32(pair_of(cb + 2 * i));
+    a0 = _mm_add_epi32(a0, _mm_madd_epi16(lo, xa));
+    a1 = _mm_add_epi32(a1, _mm_madd_epi16(hi, xa));
+    b0 = _mm_add_epi32(b0, _mm_madd_epi16(lo, xb));
+    b1 = _mm_add_epi32(b1, _mm_madd_epi16(hi, xb));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acca), a0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acca + 4), a1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(accb), b0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(accb + 4), b1);
+#else
+  panel_dot(q, pairs, ca, acca);
+  panel_dot(q, pairs, cb, accb);
+#endif
+}
+
+void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t j0, const float* bias, float* y,
+           Activation act) {
+  for (std::size_t o = 0; o < kPanel && j0 + o < w.rows; ++o) {
+    const std::size_t j = j0 + o;
+    const float v = static_cast<float>(acc[o]) * (sx * w.qscale[j]);
+    y[j] = activate(bias != nullptr ? v + bias[j] : v, act);
+  }
+}
+
+}  // namespace
+
+float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes) {
+  const std::size_t k2 = even(k);
+  float amax = 0.0f;
+  bool finite = true;
+  for (std::size_t p = 0; p < k; ++p) {
+    finite = finite && std::isfinite(x[p]);
+    amax = std::max(amax, std::fabs(x[p]));
+  }
+  std::fill(codes, codes + k2, std::int16_t{0});
+  if (!finite) return std::nanf("");  // the outputs become NaN, as the float32 product's would
+  if (amax == 0.0f) return 0.0f;
+  const std::int32_t a = input_range(k2);
+  const float inv = static_cast<float>(a) / amax;
+  for (std::size_t p = 0; p < k; ++p) {
+    const float c = std::nearbyint(x[p] * inv);
+    codes[p] = static_cast<std::int16_t>(std::max(-static_cast<float>(a), std::min(static_cast<float>(a), c)));
+  }
+  return amax / static_cast<float>(a);
+}
+
+namespace detail {
+
+PackedMatrix pack_rows_int8(std::size_t n, std::size_t k, const float* b, std::size_t ldb) {
+  require(k <= kMaxInt8Cols, "pack_rows: int8 weights take at most 65536 inputs");
+  PackedMatrix w;
+  w.rows = n;
+  w.cols = k;
+  w.precision = Precision::int8;
+  const std::size_t k2 = even(k);
+  w.qdata.assign((n + kPanel - 1) / kPanel * kPanel * k2, std::int8_t{0});
+  w.qscale.assign(n, 0.0f);
+  for (std::size_t j = 0; j < n; ++j) {
+    const float* src = b + j * ldb;
+    float amax = 0.0f;
+    for (std::size_t p = 0; p < k; ++p) {
+      if (!std::isfinite(src[p]))
+        throw Error("pack_rows: weight row " + std::to_string(j) + " holds a non-finite value");
+      amax = std::max(amax, std::fabs(src[p]));
+    }
+    if (amax == 0.0f) continue;
+    const float s = amax / 127.0f;
+    w.qscale[j] = s;
+    std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
+    for (std::size_t p = 0; p < k; ++p) {
+      const float q = std::max(-127.0f, std::min(127.0f, std::nearbyint(src[p] / s)));
+      dst[(p / 2) * 2 * kPanel + p % 2] = static_cast<std::int8_t>(q);
+    }
+  }
+  return w;
+}
+
+void packed_row_int8(const PackedMatrix& w, std::size_t j, float* out) {
+  const std::int8_t* src = w.qdata.data() + (j / kPanel) * kPanel * even(w.cols) + (j % kPanel) * 2;
+  for (std::size_t p = 0; p < w.cols; ++p)
+    out[p] = static_cast<float>(src[(p / 2) * 2 * kPanel + p % 2]) * w.qscale[j];
+}
+
+void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
+                 float* y, std::size_t ldy, Activation act) {
+  const std::size_t k2 = even(w.cols), pairs = k2 / 2;
+  if (w.qdata.size() != (w.rows + kPanel - 1) / kPanel * kPanel * k2 || w.qscale.size() != w.rows)
+    throw Error("linear_packed: the int8 matrix does not hold rows × cols");
+  thread_local std::vector<std::int16_t> ca, cb;  // grows to the largest k a thread sees, then stays
+  if (ca.size() < k2) {
+    ca.resize(k2);
+    cb.resize(k2);
+  }
+  alignas(16) std::int32_t acca[kPanel], accb[kPanel];
+  std::size_t i = 0;
+  for (; i + 2 <= m; i += 2) {
+    const float sa = quantize_input_int16(x + i * ldx, w.cols, ca.data());
+    const float sb = quantize_input_int16(x + (i + 1) * ldx, w.cols, cb.data());
+    for (std::size_t j0 = 0; j0 < w.rows; j0 += kPanel) {
+      panel_dot2(w.qdata.data() + j0 * k2, pairs, ca.data(), cb.data(), acca, accb);
+      store(acca, sa, w, j0, bias, y + i * ldy, act);
+      store(accb, sb, w, j0, bias, y + (i + 1) * ldy, act);
+    }
+  }
+  if (i < m) {
+    const float sa = quantize_input_int16(x + i * ldx, w.cols, ca.data());
+    for (std::size_t j0 = 0; j0 < w.rows; j0 += kPanel) {
+      panel_dot(w.qdata.data() + j0 * k2, pairs, ca.data(), acca);
+      store(acca, sa, w, j0, bias, y + i * ldy, act);
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace attnlens::kernels

@@ -1,0 +1,62 @@
+// scripts/quantize.mjs (int8 bundles, docs/DESIGN.md §4.3): the per-row codes on a hand-computed case, then a real
+// bundle quantised into a temporary folder, checked by its manifest and loaded by path: it translates as the float32
+// bundle run with { precision: 'int8' } does (the engine rounds a float32 bundle's matrices through the same codes;
+// re-packing may move a scale by its last bit).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { pipeline } from '../../wasm/index.js';
+import { quantizeBundle, quantizeRows } from '../../scripts/quantize.mjs';
+import { checkManifest } from '../../scripts/bundle-digests.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+test('quantizeRows: s = max|row| / 127, codes rounded half to even, an all-zero row has scale 0', () => {
+  const { q, scale } = quantizeRows(new Float32Array([1, -0.5, 0.25, 0, 0, 0, 2.54, -1.27, 0.01]), 3, 3);
+  assert.deepEqual(Array.from(scale), [Math.fround(1 / 127), 0, Math.fround(2.54 / 127)].map(Math.fround));
+  // 1/s = 127: -0.5 → -63.5 → -64 (half to even), 0.25 → 31.75 → 32; row 3: 2.54 → 127, -1.27 → -63.5 → -64 or -63
+  // depending on float rounding of the quotient, 0.01 → 0.5 → 0
+  assert.deepEqual(Array.from(q.slice(0, 6)), [127, -64, 32, 0, 0, 0]);
+  assert.equal(q[6], 127);
+  assert.ok(q[7] === -64 || q[7] === -63);
+  assert.equal(q[8], 0);
+});
+
+test('an int8 bundle written by scripts/quantize.mjs loads by path and translates like precision: int8', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'attnlens-int8-'));
+  const out = path.join(dir, 'de-en-general');
+  const float = `${ROOT}models/de-en-general`;
+  try {
+    const r = quantizeBundle(float, out);
+    assert.ok(r.bytesOut < 0.55 * r.bytesIn, `weights ${r.bytesIn} -> ${r.bytesOut} bytes`);
+    assert.deepEqual(checkManifest(out), []);
+    const config = JSON.parse(readFileSync(path.join(out, 'config.json'), 'utf8'));
+    assert.equal(config.weight_precision, 'int8');
+    assert.ok(statSync(path.join(out, 'bpe.vocab')).size > 0);
+    const golden = JSON.parse(readFileSync(`${float}/golden.json`, 'utf8'));
+    const a = await pipeline('translation', out);
+    const b = await pipeline('translation', 'de-en-general', { precision: 'int8' });
+    try {
+      for (const c of golden.cases.slice(0, 4)) {
+        const x = await a(c.source);
+        const y = await b(c.source);
+        assert.equal(x.text, y.text);
+        assert.equal(x.attentions.length, y.attentions.length);
+        let max = 0;
+        for (let i = 0; i < x.attentions.length; i++) {
+          for (let j = 0; j < x.attentions[i].data.length; j++) max = Math.max(max, Math.abs(x.attentions[i].data[j] - y.attentions[i].data[j]));
+        }
+        assert.ok(max <= 1e-5, `maps differ by ${max}`);
+      }
+    } finally {
+      a.dispose();
+      b.dispose();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
