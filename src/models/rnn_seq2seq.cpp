@@ -178,43 +178,50 @@ class RnnAdditive : public Seq2SeqModel {
     std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
     void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
+    // The rows (a beam's hypotheses) go through each packed product together, in pairs (kernels::linear_packed):
+    // the same bits per row as one row at a time.
     void step(const int* prev, float* logits, float* attention) override {
       const std::size_t N = rows(), S = enc_.S, A = m_.attn_, Dh = m_.dec_hidden_, e = m_.c_.emb;
       const std::size_t C = 2 * m_.c_.enc_hidden;
-      q_.resize(A);
+      q_.resize(N * A);
       tmp_.resize(S * A);
       alpha_.resize(S);
-      in_.resize(e + C);
-      readout_in_.resize(Dh + C + e);
+      in_.resize(N * (e + C));
+      readout_in_.resize(N * (Dh + C + e));
       o_.resize(N * e);
-      scratch_.resize(6 * Dh);
+      scratch_.resize(N * 9 * Dh);
       float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
+      // q (N, A) = W_q s + b_q
+      kernels::linear_packed(N, state_.data(), Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
       for (std::size_t r = 0; r < N; ++r) {
-        float* s = state_.data() + r * Dh;
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
-        // e_ti = vᵀ tanh(W_q s + b_q + U h_i)
-        kernels::linear_packed(1, s, Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
+        // e_ti = vᵀ tanh(q + U h_i)
         for (std::size_t i = 0; i < S; ++i) {
           float* t = tmp_.data() + i * A;
           std::copy_n(enc_.keys.data() + i * A, A, t);
-          kernels::add(q_.data(), t, A);
+          kernels::add(q_.data() + r * A, t, A);
         }
         kernels::vtanh(tmp_.data(), S * A);
         kernels::gemv_nt(S, A, m_.v_.data(), tmp_.data(), A, alpha);
         kernels::softmax(alpha, S);
         if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
-        // c_t = Σ a_ti h_i;  s_t = GRUCell([E y; c_t], s)
-        m_.c_.row(prev[r], in_.data());  // E y
-        kernels::gemv(C, S, alpha, enc_.memory.data(), C, in_.data() + e);
-        nn::gru_cell_step(m_.decoder_.cell(0), in_.data(), s, scratch_.data());
-        // o_t = tanh(W_r [s_t; c_t; E y] + b_r)
-        std::copy_n(s, Dh, readout_in_.data());
-        std::copy_n(in_.data() + e, C, readout_in_.data() + Dh);
-        std::copy_n(in_.data(), e, readout_in_.data() + Dh + C);
-        float* o = o_.data() + r * e;
-        kernels::linear_packed(1, readout_in_.data(), Dh + C + e, m_.readout_p_, m_.readout_b_.data(), o, e);
-        kernels::vtanh(o, e);
+        // in (N, e + C) = [E y; c_t], c_t = Σ a_ti h_i
+        float* in = in_.data() + r * (e + C);
+        m_.c_.row(prev[r], in);
+        kernels::gemv(C, S, alpha, enc_.memory.data(), C, in + e);
       }
+      // s_t = GRUCell([E y; c_t], s) for every row
+      nn::gru_cell_step_rows(m_.decoder_.cell(0), N, in_.data(), e + C, state_.data(), Dh, scratch_.data());
+      // o_t = tanh(W_r [s_t; c_t; E y] + b_r)
+      for (std::size_t r = 0; r < N; ++r) {
+        const float* in = in_.data() + r * (e + C);
+        float* ro = readout_in_.data() + r * (Dh + C + e);
+        std::copy_n(state_.data() + r * Dh, Dh, ro);
+        std::copy_n(in + e, C, ro + Dh);
+        std::copy_n(in, e, ro + Dh + C);
+      }
+      kernels::linear_packed(N, readout_in_.data(), Dh + C + e, m_.readout_p_, m_.readout_b_.data(), o_.data(), e);
+      for (std::size_t r = 0; r < N; ++r) kernels::vtanh(o_.data() + r * e, e);  // per row: the bits of one row alone
       m_.c_.output(o_.data(), N, logits);
     }
 
@@ -332,38 +339,43 @@ class RnnGeneral : public Seq2SeqModel {
     std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
     void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
+    // The rows (a beam's hypotheses) go through each packed product together, in pairs (kernels::linear_packed):
+    // the same bits per row as one row at a time. A row of state_ is [layer l: h, c]… then the input feed.
     void step(const int* prev, float* logits, float* attention) override {
       const std::size_t N = rows(), S = enc_.S, D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
-      x_.resize(std::max(2 * e, D));
-      gates_.resize(4 * D);
+      x_.resize(N * 2 * e);
+      gates_.resize(N * 8 * D);
       alpha_.resize(S);
-      cat_.resize(2 * D);
+      cat_.resize(N * 2 * D);
       o_.resize(N * e);
       float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
+      // x_t (N, 2e) = [E y; htilde_{t−1}]
       for (std::size_t r = 0; r < N; ++r) {
-        float* st = state_.data() + r * row_size_;
+        m_.c_.row(prev[r], x_.data() + r * 2 * e);
+        std::copy_n(state_.data() + r * row_size_ + L * 2 * D, e, x_.data() + r * 2 * e + e);
+      }
+      for (std::size_t l = 0; l < L; ++l) {  // layer l's input: x_t, then the layer below's new h
+        const float* x = l == 0 ? x_.data() : state_.data() + (l - 1) * 2 * D;
+        const std::size_t ldx = l == 0 ? 2 * e : row_size_;
+        float* h = state_.data() + l * 2 * D;
+        nn::lstm_cell_step_rows(m_.decoder_[l].cell(0), N, x, ldx, h, row_size_, h + D, row_size_, gates_.data());
+      }
+      for (std::size_t r = 0; r < N; ++r) {
+        const float* h_top = state_.data() + r * row_size_ + (L - 1) * 2 * D;
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
-        float* feed = st + L * 2 * D;
-        // x_t = [E y; htilde_{t−1}]
-        m_.c_.row(prev[r], x_.data());
-        std::copy_n(feed, e, x_.data() + e);
-        for (std::size_t l = 0; l < L; ++l) {
-          float* h = st + l * 2 * D;
-          nn::lstm_cell_step(m_.decoder_[l].cell(0), x_.data(), h, h + D, gates_.data());
-          std::copy_n(h, D, x_.data());  // the next layer's input
-        }
-        const float* h_top = st + (L - 1) * 2 * D;
         // score_i = h_tᵀ (W_a hbar_i)
         kernels::gemv_nt(S, D, h_top, enc_.keys.data(), D, alpha);
         kernels::softmax(alpha, S);
         if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
-        // htilde = tanh(W_c [c_t; h_t])
-        kernels::gemv(D, S, alpha, enc_.memory.data(), D, cat_.data());
-        std::copy_n(h_top, D, cat_.data() + D);
-        float* o = o_.data() + r * e;
-        kernels::linear_packed(1, cat_.data(), 2 * D, m_.combine_p_, nullptr, o, e);
-        kernels::vtanh(o, e);
-        std::copy_n(o, e, feed);
+        // cat (N, 2D) = [c_t; h_t]
+        kernels::gemv(D, S, alpha, enc_.memory.data(), D, cat_.data() + r * 2 * D);
+        std::copy_n(h_top, D, cat_.data() + r * 2 * D + D);
+      }
+      // htilde = tanh(W_c [c_t; h_t]), fed to the next step
+      kernels::linear_packed(N, cat_.data(), 2 * D, m_.combine_p_, nullptr, o_.data(), e);
+      for (std::size_t r = 0; r < N; ++r) {
+        kernels::vtanh(o_.data() + r * e, e);  // per row: the bits of one row alone
+        std::copy_n(o_.data() + r * e, e, state_.data() + r * row_size_ + L * 2 * D);
       }
       m_.c_.output(o_.data(), N, logits);
     }

@@ -21,16 +21,8 @@ void check_cell(const GruCellWeights& w, bool needs_ih, const char* op) {
   if (what != nullptr) throw Error(std::string("gru: ") + op + ": " + what);
 }
 
-// gi [3H] = W_ih x + b_ih; gh (scratch) [3H] = W_hh h + b_hh; then PyTorch's gate arithmetic.
-void update(const GruCellWeights& w, const float* gi, float* h, float* gh) {
-  const std::size_t hs = w.hidden_size, g3 = 3 * hs;
-  if (w.packed_hh != nullptr) {
-    kernels::linear_packed(1, h, hs, *w.packed_hh, w.bias_hh, gh, g3);
-  } else {
-    kernels::gemv_nt(g3, hs, h, w.weight_hh, hs, gh);
-    if (w.bias_hh != nullptr) kernels::add(w.bias_hh, gh, g3);
-  }
-  float* rz = gh + g3;  // second half of the scratch: r and z pre-activations, then n
+// PyTorch's gate arithmetic from gi [3H] = W_ih x + b_ih and gh [3H] = W_hh h + b_hh; rz: 3H of scratch.
+void gates(std::size_t hs, const float* gi, const float* gh, float* rz, float* h) {
   for (std::size_t k = 0; k < 2 * hs; ++k) rz[k] = gi[k] + gh[k];
   kernels::vsigmoid(rz, 2 * hs);
   const float* r = rz;
@@ -41,6 +33,18 @@ void update(const GruCellWeights& w, const float* gi, float* h, float* gh) {
   for (std::size_t k = 0; k < hs; ++k) h[k] = (1.0f - z[k]) * n[k] + z[k] * h[k];
 }
 
+// gh (scratch) [3H] = W_hh h + b_hh, then the gates.
+void update(const GruCellWeights& w, const float* gi, float* h, float* gh) {
+  const std::size_t hs = w.hidden_size, g3 = 3 * hs;
+  if (w.packed_hh != nullptr) {
+    kernels::linear_packed(1, h, hs, *w.packed_hh, w.bias_hh, gh, g3);
+  } else {
+    kernels::gemv_nt(g3, hs, h, w.weight_hh, hs, gh);
+    if (w.bias_hh != nullptr) kernels::add(w.bias_hh, gh, g3);
+  }
+  gates(hs, gi, gh, gh + g3, h);
+}
+
 }  // namespace
 
 void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float* h, float* scratch) {
@@ -48,6 +52,21 @@ void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float
   require(x_proj != nullptr && h != nullptr && scratch != nullptr,
           "gru: gru_cell_step_projected: x_proj, h and scratch must not be null");
   update(w, x_proj, h, scratch);
+}
+
+void gru_cell_step_rows(const GruCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
+                        std::size_t ldh, float* scratch) {
+  check_cell(w, true, "gru_cell_step_rows");
+  if (w.packed_ih == nullptr || w.packed_hh == nullptr) throw Error("gru: gru_cell_step_rows: needs packed weights");
+  if (n == 0) return;
+  require(x != nullptr && h != nullptr && scratch != nullptr, "gru: gru_cell_step_rows: x, h and scratch must not be null");
+  const std::size_t hs = w.hidden_size, g3 = 3 * hs;
+  float* gi = scratch;          // (n, 3H)
+  float* gh = gi + n * g3;      // (n, 3H)
+  float* rz = gh + n * g3;      // (n, 3H)
+  kernels::linear_packed(n, x, ldx, *w.packed_ih, w.bias_ih, gi, g3);
+  kernels::linear_packed(n, h, ldh, *w.packed_hh, w.bias_hh, gh, g3);
+  for (std::size_t r = 0; r < n; ++r) gates(hs, gi + r * g3, gh + r * g3, rz + r * g3, h + r * ldh);
 }
 
 void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scratch) {

@@ -41,6 +41,12 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
 // The same step when x_proj [3H] = W_ih x_t + b_ih is already known (w.weight_ih and w.bias_ih are not read).
 void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float* h, float* scratch);
 
+// The same step for n rows at once (a beam's hypotheses): x row r at x + r·ldx, h row r at h + r·ldh (updated in
+// place); `scratch` holds n·9H floats. The weights need their packed form (w.packed_ih/hh); each product reads them
+// once per pair of rows, and every row's result has the same bits as gru_cell_step on that row alone.
+void gru_cell_step_rows(const GruCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
+                        std::size_t ldh, float* scratch);
+
 // Owning GRU layer, uni- or bidirectional, one layer.
 class Gru {
  public:

@@ -63,6 +63,23 @@ void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, flo
   activate_and_update(hs, gates, h, c);
 }
 
+void lstm_cell_step_rows(const LstmCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
+                         std::size_t ldh, float* c, std::size_t ldc, float* gates) {
+  check_cell(w, true, "lstm_cell_step_rows");
+  if (w.packed_ih == nullptr || w.packed_hh == nullptr) throw Error("lstm: lstm_cell_step_rows: needs packed weights");
+  if (n == 0) return;
+  require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,
+          "lstm: lstm_cell_step_rows: x, h, c and gates must not be null");
+  const std::size_t hs = w.hidden_size, g4 = 4 * hs;
+  float* hh = gates + n * g4;  // (n, 4H): W_hh h
+  kernels::linear_packed(n, x, ldx, *w.packed_ih, w.bias, gates, g4);  // W_ih x_t + b
+  kernels::linear_packed(n, h, ldh, *w.packed_hh, nullptr, hh, g4);
+  for (std::size_t r = 0; r < n; ++r) {
+    kernels::add(hh + r * g4, gates + r * g4, g4);
+    activate_and_update(hs, gates + r * g4, h + r * ldh, c + r * ldc);
+  }
+}
+
 void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c, float* gates) {
   check_cell(w, true, "lstm_cell_step");
   require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,

@@ -41,6 +41,12 @@ void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c
 // included it; `w.bias` is NOT added again here). w.weight_ih is not read.
 void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, float* h, float* c, float* gates);
 
+// The same step for n rows at once (a beam's hypotheses): x row r at x + r·ldx, h and c rows at h + r·ldh and
+// c + r·ldc (updated in place); `gates` holds n·8H floats. The weights need their packed form; each product reads
+// them once per pair of rows, and every row's result has the same bits as lstm_cell_step on that row alone.
+void lstm_cell_step_rows(const LstmCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
+                         std::size_t ldh, float* c, std::size_t ldc, float* gates);
+
 // Owning LSTM layer, uni- or bidirectional, one layer (stack layers by feeding one's output to the next).
 class Lstm {
  public:
