@@ -111,34 +111,45 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
 
 void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha,
                           float* beta, StepScratch& scratch) const {
+  step_rows(enc, 1, &prev_word, h, c, logits, alpha, beta, scratch);
+}
+
+void ShowAttendTell::step_rows(const Encoded& enc, std::size_t k, const int* words, float* h, float* c,
+                               float* logits, float* alpha, float* beta, StepScratch& scratch) const {
   const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim, M = cfg_.embed_dim;
-  const std::size_t L = enc.cells;
+  const std::size_t L = enc.cells, V = cfg_.vocab_size;
   // (if/throw rather than require(): messages are built only on failure, no allocation per step)
-  if (prev_word < 0 || static_cast<std::size_t>(prev_word) >= cfg_.vocab_size)
-    throw Error("show-attend-tell: word id " + std::to_string(prev_word) + " is outside the vocabulary");
-  // e_i = wᵀ tanh(keys_i + W_q h + b_q) + b_w
+  for (std::size_t r = 0; r < k; ++r)
+    if (words[r] < 0 || static_cast<std::size_t>(words[r]) >= V)
+      throw Error("show-attend-tell: word id " + std::to_string(words[r]) + " is outside the vocabulary");
+  // q (k, A) = W_q h + b_q
   std::vector<float>& q = scratch.q;
-  q.resize(A);
-  kernels::linear_packed(1, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
+  q.resize(k * A);
+  kernels::linear_packed(k, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
   std::vector<float>& tmp = scratch.tmp;
   tmp.resize(A);
-  for (std::size_t i = 0; i < L; ++i) {
-    const float* k = enc.keys.data() + i * A;
-    for (std::size_t j = 0; j < A; ++j) tmp[j] = k[j] + q[j];
-    kernels::vtanh(tmp.data(), A);
-    alpha[i] = kernels::dot(att_score_w_.data(), tmp.data(), A) + att_score_b_;
-  }
-  kernels::softmax(alpha, L);
-  // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
   std::vector<float>& x = scratch.x;
-  x.resize(M + P);
-  std::copy_n(embed_.data() + static_cast<std::size_t>(prev_word) * M, M, x.data());
-  float* z = x.data() + M;
-  kernels::gemv(P, L, alpha, enc.p.data(), P, z);
-  float b = kernels::dot(gate_w_.data(), h, H) + gate_b_;
-  kernels::vsigmoid(&b, 1);
-  *beta = b;
-  kernels::scale(b, z, P);
+  x.resize(k * (M + P));
+  for (std::size_t r = 0; r < k; ++r) {
+    // e_i = wᵀ tanh(keys_i + q) + b_w
+    float* al = alpha + r * L;
+    for (std::size_t i = 0; i < L; ++i) {
+      const float* key = enc.keys.data() + i * A;
+      for (std::size_t j = 0; j < A; ++j) tmp[j] = key[j] + q[r * A + j];
+      kernels::vtanh(tmp.data(), A);
+      al[i] = kernels::dot(att_score_w_.data(), tmp.data(), A) + att_score_b_;
+    }
+    kernels::softmax(al, L);
+    // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
+    float* xr = x.data() + r * (M + P);
+    std::copy_n(embed_.data() + static_cast<std::size_t>(words[r]) * M, M, xr);
+    float* z = xr + M;
+    kernels::gemv(P, L, al, enc.p.data(), P, z);
+    float b = kernels::dot(gate_w_.data(), h + r * H, H) + gate_b_;
+    kernels::vsigmoid(&b, 1);
+    beta[r] = b;
+    kernels::scale(b, z, P);
+  }
   nn::LstmCellWeights w;
   w.input_size = M + P;
   w.hidden_size = H;
@@ -146,12 +157,12 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
   w.packed_hh = &lstm_p_hh_;
   w.bias = lstm_bias_.data();
   std::vector<float>& gates = scratch.gates;
-  gates.resize(4 * H);
-  nn::lstm_cell_step(w, x.data(), h, c, gates.data());
-  // logits = W_o h + b_o
-  kernels::linear_packed(1, h, H, fc_p_, fc_b_.data(), logits, cfg_.vocab_size);
+  gates.resize(k * 8 * H);
+  nn::lstm_cell_step_rows(w, k, x.data(), M + P, h, H, c, H, gates.data());
+  // logits (k, V) = W_o h + b_o
+  kernels::linear_packed(k, h, H, fc_p_, fc_b_.data(), logits, V);
   // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
-  if (first_non_finite(logits, cfg_.vocab_size) != cfg_.vocab_size)
+  if (first_non_finite(logits, k * V) != k * V)
     throw Error("show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the "
                 "input features corrupt?");
 }
@@ -279,9 +290,9 @@ SatDecodeResult ShowAttendTell::beam(const Encoded& enc, std::size_t beam, std::
     betas.resize(fed.size());
     float* alpha_t = alphas.data() + begin.back() * L;
     float* beta_t = betas.data() + begin.back();
+    step_rows(enc, k, word.data(), h.data(), c.data(), cand.data(), alpha_t, beta_t, scratch);  // the k live rows
     for (std::size_t i = 0; i < k; ++i) {
       float* lp = cand.data() + i * V;
-      step(enc, word[i], h.data() + i * H, c.data() + i * H, lp, alpha_t + i * L, beta_t + i, scratch);
       kernels::log_softmax(lp, V);
       for (std::size_t w = 0; w < V; ++w) lp[w] = ban[w] ? kBanned : lp[w] + score[i];  // float32, as torch adds
     }

@@ -87,6 +87,11 @@ class ShowAttendTell {
   void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta) const;
   void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta,
             StepScratch& scratch) const;
+  // The same for k hypotheses at once (a beam's rows): words [k], h, c [k × H] in/out, logits [k × V], alpha
+  // [k × L], beta [k]. Each packed product reads its weights once per pair of rows; every row's results have the
+  // same bits as step() on that row alone (step() is this with k = 1).
+  void step_rows(const Encoded& enc, std::size_t k, const int* words, float* h, float* c, float* logits,
+                 float* alpha, float* beta, StepScratch& scratch) const;
 
   // max_len 0 → the config's max_len. `banned`: word ids never chosen (see above; ids outside the vocabulary and
   // the end id are an Error: a search that may never finish is a caller bug).
