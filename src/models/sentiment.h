@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "io/bundle.h"
+#include "kernels/kernels.h"
 #include "nn/lstm.h"
 #include "trace/trace.h"
 
@@ -70,8 +71,8 @@ class SentimentModel {
 
   std::size_t vocab_size_ = 0, emb_dim_ = 0, mlp_hidden_ = 0, num_labels_ = 2;
   std::vector<float> embedding_;    // [V × E]
-  std::vector<float> fc_w_, fc_b_;  // [mlp × in], [mlp]
-  std::vector<float> out_w_, out_b_;  // [labels × mlp], [labels]
+  kernels::PackedMatrix fc_p_, out_p_;  // [mlp × in], [labels × mlp], packed: one row per sentence
+  std::vector<float> fc_b_, out_b_;     // [mlp], [labels]
 };
 
 class SelfAttnClassifier : public SentimentModel {
