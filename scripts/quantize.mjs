@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes the int8 variant of a model bundle (docs/DESIGN.md §4.3): every 2-D float weight with at least 1024 values
 // (Linear, LSTM/GRU, embeddings) becomes int8 codes with one float32 scale per row; everything else is copied. The
-// rule is the engine's (io::kInt8MinValues, io::round_rows_through_int8), so a float32 bundle loaded with
+// rule is the engine's (io::kInt8MinValues, kernels::round_through_int8), so a float32 bundle loaded with
 // "weight_precision": "int8" is the same model as its int8 bundle.
 //
 //   node scripts/quantize.mjs models/de-en-general /tmp/int8/de-en-general

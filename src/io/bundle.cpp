@@ -107,7 +107,7 @@ std::vector<float> Bundle::tensor(const std::string& tensor_name, const std::vec
     // An int8 model (weight_precision "int8") on float32 weights: every matrix scripts/quantize.mjs would store as
     // int8 is rounded through its int8 codes here, so that the same model results from either route.
     if (t.shape.size() == 2 && v.size() >= kInt8MinValues && weight_precision() == kernels::Precision::int8)
-      round_rows_through_int8(v.data(), t.shape[0], t.shape[1]);
+      kernels::round_through_int8(v.data(), t.shape[0], t.shape[1]);
     return v;
   }
   // int8 codes with one float scale per row (scripts/quantize.mjs): value = code · scale[row]
@@ -126,17 +126,6 @@ std::vector<float> Bundle::tensor(const std::string& tensor_name, const std::vec
     for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = static_cast<float>(q[r * cols + c]) * scale[r];
   }
   return out;
-}
-
-void round_rows_through_int8(float* w, std::size_t rows, std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = w + r * cols;
-    float amax = 0.0f;
-    for (std::size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(row[c]));
-    const float s = amax / 127.0f;
-    for (std::size_t c = 0; c < cols; ++c)
-      row[c] = s == 0.0f ? 0.0f : std::max(-127.0f, std::min(127.0f, std::nearbyint(row[c] / s))) * s;
-  }
 }
 
 kernels::Precision Bundle::weight_precision() const {

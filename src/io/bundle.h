@@ -30,8 +30,6 @@ const std::vector<std::string>& known_architectures();
 // The int8 rule shared with scripts/quantize.mjs: 2-D float weights of at least this many values get per-row int8
 // codes (s = max|row| / 127 in float32, q = round-half-even(w / s) in [−127, 127]); smaller ones stay float.
 constexpr std::size_t kInt8MinValues = 1024;
-// w [rows × cols] ← q·s row by row (the values an int8 bundle stores), in place.
-void round_rows_through_int8(float* w, std::size_t rows, std::size_t cols);
 
 class Bundle {
  public:
@@ -53,7 +51,7 @@ class Bundle {
   // An I8 tensor is int8 codes with per-row float scales in "<name>.qscale" [rows] (scripts/quantize.mjs): tensor()
   // returns code·scale.
   // With weight_precision "int8", a float 2-D tensor of at least kInt8MinValues values is returned rounded through
-  // its per-row int8 codes (round_rows_through_int8), exactly as scripts/quantize.mjs would have stored it.
+  // its per-row int8 codes (kernels::round_through_int8), exactly as scripts/quantize.mjs would have stored it.
   // How the model keeps the weights a step reads (config "weight_precision": "f32", the default, or "int8":
   // kernels::pack_rows with per-row int8 codes; the int8 bundles carry it).
   kernels::Precision weight_precision() const;

@@ -35,6 +35,16 @@ std::int32_t input_range(std::size_t k2) {
   return static_cast<std::int32_t>(std::min<long long>(32767, a));
 }
 
+// s_j = max|row| / 127 and the code of v: round-half-even(v / s), clamped (kernels.h, Precision::int8).
+float row_scale(const float* row, std::size_t k) {
+  float amax = 0.0f;
+  for (std::size_t p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+  return amax / 127.0f;
+}
+std::int8_t code_of(float v, float s) {
+  return static_cast<std::int8_t>(std::max(-127.0f, std::min(127.0f, std::nearbyint(v / s))));
+}
+
 float activate(float v, Activation act) {
   if (act == Activation::none) return v;
   float r = v < 0.0f ? 0.0f : v;
@@ -137,6 +147,14 @@ void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t
 
 }  // namespace
 
+void round_through_int8(float* w, std::size_t rows, std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = w + r * cols;
+    const float s = row_scale(row, cols);
+    for (std::size_t c = 0; c < cols; ++c) row[c] = s == 0.0f ? 0.0f : static_cast<float>(code_of(row[c], s)) * s;
+  }
+}
+
 float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes) {
   const std::size_t k2 = even(k);
   float amax = 0.0f;
@@ -170,20 +188,13 @@ PackedMatrix pack_rows_int8(std::size_t n, std::size_t k, const float* b, std::s
   w.qscale.assign(n, 0.0f);
   for (std::size_t j = 0; j < n; ++j) {
     const float* src = b + j * ldb;
-    float amax = 0.0f;
-    for (std::size_t p = 0; p < k; ++p) {
-      if (!std::isfinite(src[p]))
-        throw Error("pack_rows: weight row " + std::to_string(j) + " holds a non-finite value");
-      amax = std::max(amax, std::fabs(src[p]));
-    }
-    if (amax == 0.0f) continue;
-    const float s = amax / 127.0f;
+    for (std::size_t p = 0; p < k; ++p)
+      if (!std::isfinite(src[p])) throw Error("pack_rows: weight row " + std::to_string(j) + " holds a non-finite value");
+    const float s = row_scale(src, k);
+    if (s == 0.0f) continue;
     w.qscale[j] = s;
     std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
-    for (std::size_t p = 0; p < k; ++p) {
-      const float q = std::max(-127.0f, std::min(127.0f, std::nearbyint(src[p] / s)));
-      dst[(p / 2) * 2 * kPanel + p % 2] = static_cast<std::int8_t>(q);
-    }
+    for (std::size_t p = 0; p < k; ++p) dst[(p / 2) * 2 * kPanel + p % 2] = code_of(src[p], s);
   }
   return w;
 }

@@ -157,6 +157,8 @@ void packed_row(const PackedMatrix& w, std::size_t j, float* out);
 // take the int8 path above (no heap allocation once a thread has seen its largest k).
 void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
                    float* y, std::size_t ldy, Activation act = Activation::none);
+// w [rows × cols] ← q·s_j row by row, in place: the weights as an int8 bundle stores them (scripts/quantize.mjs).
+void round_through_int8(float* w, std::size_t rows, std::size_t cols);
 // The int8 path's input quantisation, exposed for tests: codes[k2] (zero-padded) and s_x as described above.
 float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes);
 
