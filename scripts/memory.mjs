@@ -55,9 +55,16 @@ export function testImage(kind) {
 }
 const IMAGES = [0, 1, 2].map(testImage);
 
-// What a result is compared on.
-const keyOf = (r) => JSON.stringify(r.text !== undefined ? [r.text, Array.from(r.target_ids ?? r.token_ids ?? [])]
-  : r.answer !== undefined ? [r.answer, r.tokens] : r.order !== undefined ? r.order : [r.label, r.tokens]);
+// Per task: what a result is compared on (`key`), and one call for the create/dispose cycles (`once`).
+const TASK_CHECKS = {
+  translation: { key: (r) => [r.text, Array.from(r.target_ids)], once: (p) => p(SENTENCES_DE[0], { num_beams: 1 }) },
+  'image-to-text': { key: (r) => [r.text, Array.from(r.token_ids)], once: (p) => p(IMAGES[0], { num_beams: 1 }) },
+  'sentiment-analysis': { key: (r) => [r.label, r.tokens], once: (p) => p(SENTENCES_EN[0]) },
+  'visual-question-answering': { key: (r) => [r.answer, r.tokens],
+    once: (p) => p(IMAGES[0], 'what colour is the circle?') },
+  'number-sorting': { key: (r) => r.order, once: (p) => p([3, 1, 2]) },
+};
+const keyOf = (task, r) => JSON.stringify(TASK_CHECKS[task].key(r));
 
 /**
  * The configurations: { name, model (a key of MODELS), call(p, i) }; call returns the result to check, or
@@ -124,7 +131,7 @@ export async function measureCalls(config, { calls, warmup = 16 }) {
   let wrong = 0;
   const one = async (i) => {
     const r = await config.call(p, i);
-    const key = r.error ?? keyOf(r);
+    const key = r.error ?? keyOf(MODELS[config.model][0], r);
     const slot = i % 12;
     if (!first.has(slot)) first.set(slot, key);
     else if (first.get(slot) !== key) wrong += 1;
@@ -149,19 +156,11 @@ export async function measureCalls(config, { calls, warmup = 16 }) {
 export async function measureCycles(model, { cycles, warmup = 3 }) {
   const [task, name] = MODELS[model];
   const bundle = await loadBundle(name);
-  // One call of each task: its input and options.
-  const callOnce = {
-    'image-to-text': (p) => p(IMAGES[0], { num_beams: 1 }),
-    translation: (p) => p(SENTENCES_DE[0], { num_beams: 1 }),
-    'sentiment-analysis': (p) => p(SENTENCES_EN[0]),
-    'visual-question-answering': (p) => p(IMAGES[0], 'what colour is the circle?'),
-    'number-sorting': (p) => p([3, 1, 2]),
-  }[task];
   let expected = null;
   let wrong = 0;
   const cycle = async () => {
     const p = await pipeline(task, bundle);
-    const key = keyOf(await callOnce(p));
+    const key = keyOf(task, await TASK_CHECKS[task].once(p));
     p.dispose();
     expected ??= key;
     if (key !== expected) wrong += 1;

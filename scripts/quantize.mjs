@@ -16,43 +16,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeManifest } from './bundle-digests.mjs';
-
-const SIZES = { F32: 4, F16: 2, BF16: 2, I32: 4, I64: 8, I8: 1, U8: 1 };
-
-/** { header, metadata, data (Uint8Array of the tensor bytes) } of a safetensors file. */
-export function readSafetensors(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const n = Number(view.getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-  const metadata = header.__metadata__ ?? {};
-  delete header.__metadata__;
-  return { header, metadata, data: bytes.subarray(8 + n) };
-}
-
-function halfToFloat(h) {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f;
-  const f = h & 0x3ff;
-  if (e === 0) return s * f * 2 ** -24;
-  if (e === 31) return f ? NaN : s * Infinity;
-  return s * (1 + f / 1024) * 2 ** (e - 15);
-}
-
-/** The values of a float tensor (F32, F16, BF16) as a Float32Array. */
-export function floatValues(entry, data) {
-  const [b, e] = entry.data_offsets;
-  const raw = data.slice(b, e); // a copy: aligned
-  const dv = new DataView(raw.buffer);
-  const count = (e - b) / SIZES[entry.dtype];
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    if (entry.dtype === 'F32') out[i] = dv.getFloat32(4 * i, true);
-    else if (entry.dtype === 'F16') out[i] = halfToFloat(dv.getUint16(2 * i, true));
-    else if (entry.dtype === 'BF16') out[i] = new Float32Array(new Uint32Array([dv.getUint16(2 * i, true) << 16]).buffer)[0];
-    else throw new Error(`not a float tensor: ${entry.dtype}`);
-  }
-  return out;
-}
+import { floatValues, parseSafetensors, writeSafetensors } from './safetensors.mjs';
 
 const roundHalfEven = (x) => {
   const r = Math.round(x);
@@ -76,35 +40,12 @@ export function quantizeRows(w, rows, cols) {
   return { q, scale };
 }
 
-/** Safetensors bytes from [name, dtype, shape, Uint8Array] entries and metadata (header padded to 8 bytes). */
-export function writeSafetensors(entries, metadata) {
-  const header = {};
-  let offset = 0;
-  for (const [name, dtype, shape, bytes] of entries) {
-    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
-  }
-  if (metadata && Object.keys(metadata).length) header.__metadata__ = metadata;
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
-  const head = Buffer.from(json, 'utf8');
-  const out = new Uint8Array(8 + head.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
-  out.set(head, 8);
-  let pos = 8 + head.length;
-  for (const [, , , bytes] of entries) {
-    out.set(bytes, pos);
-    pos += bytes.length;
-  }
-  return out;
-}
-
 export const MIN_VALUES = 1024; // io::kInt8MinValues
 
 export function quantizeBundle(src, out) {
   const config = JSON.parse(readFileSync(path.join(src, 'config.json'), 'utf8'));
   if (config.weight_precision === 'int8') throw new Error(`${src} is already int8`);
-  const { header, metadata, data } = readSafetensors(new Uint8Array(readFileSync(path.join(src, config.weights))));
+  const { header, metadata, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(src, config.weights))));
   const entries = [];
   let int8Values = 0;
   let keptValues = 0;

@@ -10,46 +10,11 @@ import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { pipeline } from '../../wasm/index.js';
-import { assertTensorClose } from './helpers.mjs';
+import { assertTensorClose, readSafetensors } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GOLDEN = `${ROOT}tests/goldens/captioning/`;
 const ENCODER_DIR = `${ROOT}models/mobilenet-v2-imagenet`;
-
-function f16ToFloat(h) {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f;
-  const m = h & 0x3ff;
-  if (e === 0) return s * m * 2 ** -24;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (1 + m / 1024) * 2 ** (e - 15);
-}
-
-// safetensors reader for the goldens (F32 and F16 tensors).
-function readSafetensors(path) {
-  const buf = readFileSync(path);
-  const n = Number(buf.readBigUInt64LE(0));
-  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
-  const start = 8 + n;
-  const out = {};
-  for (const [name, info] of Object.entries(header)) {
-    if (name === '__metadata__') continue;
-    const [b, e] = info.data_offsets;
-    const bytes = buf.subarray(start + b, start + e);
-    let data;
-    if (info.dtype === 'F32') {
-      data = new Float32Array(bytes.byteLength / 4);
-      new Uint8Array(data.buffer).set(bytes);
-    } else if (info.dtype === 'F16') {
-      data = new Float32Array(bytes.byteLength / 2);
-      for (let i = 0; i < data.length; i++) data[i] = f16ToFloat(bytes.readUInt16LE(2 * i));
-    } else {
-      throw new Error(`${path}: ${name} has dtype ${info.dtype}`);
-    }
-    out[name] = { dims: info.shape, data };
-  }
-  return out;
-}
 
 function rgbaFromTensor(t) {
   const [h, w] = t.dims;

@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { floatValues, parseSafetensors } from '../../scripts/safetensors.mjs';
 
 export const GOLDEN_DIR = fileURLToPath(new URL('../goldens/attention/', import.meta.url));
 
@@ -48,23 +49,22 @@ export function assertTensorClose(actual, expected, label) {
 }
 
 /**
- * A small safetensors reader for golden files: 8-byte little-endian header length, JSON header, raw data.
- * Returns { name: { dims, data } } with Float32Array for F32 and Int32Array / BigInt64Array for I32 / I64.
+ * Golden files as { name: { dims, data } } (scripts/safetensors.mjs): Float32Array for F32 / F16 / BF16,
+ * Int32Array / BigInt64Array for I32 / I64.
  */
 export function readSafetensors(path) {
-  const buf = readFileSync(path);
-  const n = Number(buf.readBigUInt64LE(0));
-  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
-  const base = 8 + n;
+  const { header, data } = parseSafetensors(new Uint8Array(readFileSync(path)));
   const out = {};
   for (const [name, info] of Object.entries(header)) {
-    if (name === '__metadata__') continue;
-    const [begin, end] = info.data_offsets;
-    const bytes = buf.subarray(base + begin, base + end);
-    const copy = new Uint8Array(bytes).buffer; // aligned copy
-    const Type = { F32: Float32Array, I32: Int32Array, I64: BigInt64Array }[info.dtype];
-    if (!Type) throw new Error(`${path}: ${name}: dtype ${info.dtype} not supported by this reader`);
-    out[name] = { dims: info.shape, data: new Type(copy) };
+    const Type = { I32: Int32Array, I64: BigInt64Array }[info.dtype];
+    if (Type) {
+      const [begin, end] = info.data_offsets;
+      out[name] = { dims: info.shape, data: new Type(data.slice(begin, end).buffer) }; // an aligned copy
+    } else if (['F32', 'F16', 'BF16'].includes(info.dtype)) {
+      out[name] = { dims: info.shape, data: floatValues(info, data) };
+    } else {
+      throw new Error(`${path}: ${name}: dtype ${info.dtype} not supported by this reader`);
+    }
   }
   return out;
 }

@@ -205,7 +205,6 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   };
   const captionOne = async (input, paramsJson, outputAttentions) => {
     const px = await toPixels(input);
-    own.check();
     return shape(own.engine.caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
   };
 
@@ -236,7 +235,6 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
     const px = await toPixels(input);
-    own.check();
     return shape(own.engine.attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
       outputAttentions);
   };
@@ -256,7 +254,6 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   };
   /** Grid (from encode) → the caption object of the engine, for benchmarks. */
   run.captionGrid = (grid, opts = {}) => {
-    own.check();
     return own.engine.captionGrid(grid, 7, 7, JSON.stringify(opts));
   };
   return own.attach(run);

@@ -16,14 +16,15 @@
  */
 export function ownEngine(engine, task, model, release = () => {}) {
   let live = engine;
+  const check = () => {
+    if (live === null) throw new Error(`attnlens: this ${task} pipeline (${model}) has been disposed`);
+  };
   return {
     get engine() {
-      if (live === null) throw new Error(`attnlens: this ${task} pipeline (${model}) has been disposed`);
+      check();
       return live;
     },
-    check() {
-      if (live === null) throw new Error(`attnlens: this ${task} pipeline (${model}) has been disposed`);
-    },
+    check,
     attach(run) {
       run.dispose = () => {
         if (live !== null) {

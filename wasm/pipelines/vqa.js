@@ -56,7 +56,6 @@ export async function createVqaPipeline(bundle, options = {}) {
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     const px = await toPixels(image);
-    own.check();
     return shape(own.engine.answer(px.data, px.width, px.height, px.channels, toWellFormed(question),
       JSON.stringify({ output_attentions: outputAttentions })));
   };
@@ -78,7 +77,6 @@ export async function createVqaPipeline(bundle, options = {}) {
   run.encode = async (image) => {
     own.check();
     const px = await toPixels(image);
-    own.check();
     return own.engine.encode(px.data, px.width, px.height, px.channels);
   };
   /** A grid (from encode(), or the goldens) and a question → the same result as a call. */
