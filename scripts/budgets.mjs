@@ -31,7 +31,7 @@ const out = (s = '') => {
 };
 
 // ---- 1. sizes
-const wasmFiles = ['wasm/dist/attnlens.wasm'];
+const wasmFiles = ['wasm/dist/attnlens.wasm', 'wasm/dist-mt/attnlens-mt.wasm']; // single-threaded, threaded
 out('| file | raw | gzip -9 | budget (gzip) |');
 out('|---|---|---|---|');
 let overBudget = false;

@@ -4,7 +4,8 @@
 //
 //   node scripts/build.mjs            native + wasm
 //   node scripts/build.mjs native     native only
-//   node scripts/build.mjs wasm       wasm only (the npm package's module, the WASM tests and benchmarks)
+//   node scripts/build.mjs wasm       wasm only (the npm package's two modules — single-threaded and threaded,
+//                                     build-wasm-mt/ → wasm/dist-mt/ — the WASM tests and benchmarks)
 //   node scripts/build.mjs asan       native with AddressSanitizer + UBSan (build-asan/)
 //   node scripts/build.mjs fuzz       the libFuzzer harnesses of tests/fuzz (clang, ASan + UBSan; build-fuzz/)
 //
@@ -37,13 +38,18 @@ const TREES = {
   native: { dir: 'build', configure: ['cmake', []] },
   asan: { dir: 'build-asan', configure: ['cmake', ['-DATTNLENS_SANITIZE=ON']] },
   wasm: { dir: 'build-wasm', configure: ['emcmake', ['cmake']] },
+  // The package's threaded module only (wasm/dist-mt/); `wasm` builds it too.
+  'wasm-mt': { dir: 'build-wasm-mt', configure: ['emcmake', ['cmake', '-DATTNLENS_WASM_THREADS=ON']], targets: ['attnlens_wasm'] },
   fuzz: { dir: 'build-fuzz', configure: ['cmake', ['-DCMAKE_CXX_COMPILER=clang++', '-DATTNLENS_FUZZ=ON', '-DATTNLENS_WERROR=OFF']] },
 };
 
-/** Configures `kind` when it has never been configured, then builds it (all targets, or only `targets`). */
+/** Configures `kind` when it has never been configured, then builds it (all targets, or only `targets`). The
+ * `wasm` kind also builds the threaded module (`wasm-mt`), which the package loads where threads can run. */
 export function buildTree(kind, { targets = [] } = {}) {
   const tree = TREES[kind];
   if (!tree) throw new Error(`unknown build '${kind}'; expected one of: ${Object.keys(TREES).join(', ')}`);
+  if (kind === 'wasm') buildTree('wasm-mt');
+  if (targets.length === 0 && tree.targets) targets = tree.targets;
   if (!existsSync(path.join(ROOT, tree.dir, 'CMakeCache.txt'))) {
     const [cmd, pre] = tree.configure;
     run(cmd, [...pre, '-S', '.', '-B', tree.dir, '-DCMAKE_BUILD_TYPE=Release']);

@@ -38,10 +38,17 @@ export const CSP = [
   "base-uri 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
-const SECURITY_HEADERS = { 'Content-Security-Policy': CSP };
+// Cross-origin isolation (COOP + COEP): it gives the page SharedArrayBuffer, so the package loads its threaded
+// module (wasm/core.js, threadsAvailable()); every file here is same-origin, so require-corp costs nothing.
+const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
 
-/** Starts the server on `port` (0: any free port); resolves with { server, url }. */
-export function serve(root, { port = 8080, host = '127.0.0.1' } = {}) {
+/** Starts the server on `port` (0: any free port); resolves with { server, url }. isolated: false leaves out the
+ * COOP/COEP headers (the page then runs the single-threaded module; the e2e tests check both). */
+export function serve(root, { port = 8080, host = '127.0.0.1', isolated = true } = {}) {
+  const SECURITY_HEADERS = { 'Content-Security-Policy': CSP, ...(isolated ? ISOLATION_HEADERS : {}) };
   const server = createServer((req, res) => {
     let pathname;
     try {

@@ -19,7 +19,7 @@ if (check.error || check.status !== 0) {
   process.exit(check.status || 1);
 }
 if (dryRun) {
-  console.log('dry run: would build build-wasm/ (attnlens_wasm) and serve web/');
+  console.log('dry run: would build build-wasm/ and build-wasm-mt/ (attnlens_wasm) and serve web/');
   process.exit(0);
 }
 

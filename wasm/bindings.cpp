@@ -149,12 +149,25 @@ val heap_stats() {
 
 std::string version() { return api::version(); }
 std::string simd_backend() { return api::simd_backend(); }
+// setThreads(n) -> the count in force (1 in the single-threaded module; capped by the Web Workers the threaded
+// module started with, which wasm/core.js sizes: a thread started later would wait for the event loop).
+int set_threads(int n) {
+  return guarded([&] {
+    attnlens::require(n >= 1, "setThreads: expected a whole number ≥ 1, got " + std::to_string(n));
+    return static_cast<int>(api::set_threads(static_cast<std::size_t>(n)));
+  });
+}
+int threads() { return static_cast<int>(api::threads()); }
+bool threads_supported() { return api::threads_supported(); }
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlens) {
   emscripten::function("version", &version);
   emscripten::function("simdBackend", &simd_backend);
+  emscripten::function("setThreads", &set_threads);
+  emscripten::function("threads", &threads);
+  emscripten::function("threadsSupported", &threads_supported);
   emscripten::function("heapStats", &heap_stats);
   emscripten::function("hasError", &has_error);
   emscripten::function("takeError", &take_error);

@@ -15,21 +15,15 @@ class SentimentBinding {
 
   // text: a string (or UTF-8 bytes as a Uint8Array; ill-formed sequences become U+FFFD) → plain result object.
   val classify(const std::string& text) const {
+    return guarded([&] { return result_to_js(clf_->classify(text)); });
+  }
+  // A JS array of texts (strings or UTF-8 bytes) classified as one list (api::SentimentClassifier::classify_many:
+  // shared among the engine's threads in the threaded module) → an array of results in the same order.
+  val classify_many(const val& texts) const {
     return guarded([&] {
-      const api::SentimentResult r = clf_->classify(text);
-      val out = val::object();
-      out.set("label", r.label);
-      out.set("labelIndex", r.label_index);
-      out.set("score", r.score);
-      out.set("probabilities", js_copy(r.probabilities));
-      out.set("logits", js_copy(r.logits));
-      val tokens = val::array();
-      for (const auto& t : r.tokens) tokens.call<void>("push", t);
-      out.set("tokens", tokens);
-      out.set("ids", js_copy(r.ids));
-      out.set("attentions", js_maps(r.attentions));
-      out.set("truncated", r.truncated);
-      out.set("numInputTokens", static_cast<double>(r.num_input_tokens));
+      val out = val::array();
+      for (const auto& r : clf_->classify_many(emscripten::vecFromJSArray<std::string>(texts)))
+        out.call<void>("push", result_to_js(r));
       return out;
     });
   }
@@ -45,6 +39,23 @@ class SentimentBinding {
   double vocab_size() const { return static_cast<double>(clf_->vocab_size()); }
 
  private:
+  static val result_to_js(const api::SentimentResult& r) {
+    val out = val::object();
+    out.set("label", r.label);
+    out.set("labelIndex", r.label_index);
+    out.set("score", r.score);
+    out.set("probabilities", js_copy(r.probabilities));
+    out.set("logits", js_copy(r.logits));
+    val tokens = val::array();
+    for (const auto& t : r.tokens) tokens.call<void>("push", t);
+    out.set("tokens", tokens);
+    out.set("ids", js_copy(r.ids));
+    out.set("attentions", js_maps(r.attentions));
+    out.set("truncated", r.truncated);
+    out.set("numInputTokens", static_cast<double>(r.num_input_tokens));
+    return out;
+  }
+
   std::unique_ptr<api::SentimentClassifier> clf_;
 };
 
@@ -66,6 +77,7 @@ EMSCRIPTEN_BINDINGS(attnlens_sentiment) {
   emscripten::class_<SentimentBinding>("SentimentClassifier")
       .class_function("fromBundle", &from_bundle, emscripten::allow_raw_pointers())
       .function("classify", &SentimentBinding::classify)
+      .function("classifyMany", &SentimentBinding::classify_many)
       .function("labels", &SentimentBinding::labels)
       .function("architecture", &SentimentBinding::architecture)
       .function("maxTokens", &SentimentBinding::max_tokens)

@@ -63,15 +63,26 @@ class TranslatorBinding {
                 bool output_attentions, bool copy_numbers, const std::string& method, const std::string& extraction, int layer,
                 int head, bool word_maps, bool output_qk, const std::string& kinds, bool head_mean) const {
     return guarded([&] {
-      api::TranslationParams p =
-          alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
-      p.num_beams = num_beams;
-      p.max_new_tokens = max_new_tokens;
-      if (!std::isnan(alpha)) p.alpha = alpha;
-      if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
-      p.output_attentions = output_attentions;
-      p.copy_numbers = copy_numbers;
-      return result_to_js(tr_->translate(text, p));
+      return result_to_js(tr_->translate(text, search_params(num_beams, max_new_tokens, alpha, coverage_beta,
+                                                             output_attentions, copy_numbers, method, extraction,
+                                                             layer, head, word_maps, output_qk, kinds, head_mean)));
+    });
+  }
+
+  // A JS array of strings, translated as one list (api::Translator::translate_many: shared among the engine's
+  // threads in the threaded module); a JS array of results in the same order.
+  val translate_many(const val& texts, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
+                     bool output_attentions, bool copy_numbers, const std::string& method,
+                     const std::string& extraction, int layer, int head, bool word_maps, bool output_qk,
+                     const std::string& kinds, bool head_mean) const {
+    return guarded([&] {
+      const auto results = tr_->translate_many(
+          emscripten::vecFromJSArray<std::string>(texts),
+          search_params(num_beams, max_new_tokens, alpha, coverage_beta, output_attentions, copy_numbers, method,
+                        extraction, layer, head, word_maps, output_qk, kinds, head_mean));
+      val out = val::array();
+      for (const auto& r : results) out.call<void>("push", result_to_js(r));
+      return out;
     });
   }
 
@@ -93,6 +104,20 @@ class TranslatorBinding {
   int default_num_beams() const { return tr_->default_num_beams(); }
 
  private:
+  static api::TranslationParams search_params(int num_beams, int max_new_tokens, double alpha, double coverage_beta,
+                                              bool output_attentions, bool copy_numbers, const std::string& method,
+                                              const std::string& extraction, int layer, int head, bool word_maps,
+                                              bool output_qk, const std::string& kinds, bool head_mean) {
+    api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
+    p.num_beams = num_beams;
+    p.max_new_tokens = max_new_tokens;
+    if (!std::isnan(alpha)) p.alpha = alpha;
+    if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
+    p.output_attentions = output_attentions;
+    p.copy_numbers = copy_numbers;
+    return p;
+  }
+
   static val result_to_js(const api::TranslationResult& r) {
     val out = val::object();
     out.set("text", r.text);
@@ -154,6 +179,7 @@ EMSCRIPTEN_BINDINGS(attnlens_translation) {
   emscripten::class_<TranslatorBinding>("Translator")
       .class_function("fromBundle", &from_bundle, emscripten::allow_raw_pointers())
       .function("translate", &TranslatorBinding::translate)
+      .function("translateMany", &TranslatorBinding::translate_many)
       .function("align", &TranslatorBinding::align)
       .function("name", &TranslatorBinding::name)
       .function("architecture", &TranslatorBinding::architecture)

@@ -9,6 +9,13 @@
 import createAttnlensModule from './dist/attnlens.js';
 
 const DEFAULT_WASM_URL = new URL('./dist/attnlens.wasm', import.meta.url);
+// The threaded module (wasm/CMakeLists.txt, ATTNLENS_WASM_THREADS): the same engine with pthreads. Imported only
+// when it can run (Node, or a cross-origin-isolated page), through a URL so that bundlers leave it alone.
+const THREADED_JS_URL = new URL('./dist-mt/attnlens-mt.mjs', import.meta.url);
+const THREADED_WASM_URL = new URL('./dist-mt/attnlens-mt.wasm', import.meta.url);
+// 'auto' uses at most this many threads: the kernels' splits and a list's texts rarely gain beyond it, and each
+// thread is a Web Worker holding its own JS heap.
+const AUTO_THREADS_MAX = 4;
 
 const isNode =
   typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
@@ -16,6 +23,7 @@ const isNode =
 
 let modulePromise = null;
 let wasmModule = null;
+let threadedLoadError = null; // why the threaded module did not load, when it was wanted and could run
 
 async function readWasmBinary(url) {
   if (isNode && url.protocol === 'file:') {
@@ -80,28 +88,85 @@ function throwRecordedErrors(m) {
   }
 }
 
+/** Whether this environment can run the threaded module: Node, or a page/worker with SharedArrayBuffer and
+ * cross-origin isolation (COOP/COEP headers). */
+export function threadsAvailable() {
+  if (isNode) return true;
+  return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true;
+}
+
+function hardwareThreads() {
+  const n = typeof navigator === 'object' && navigator !== null ? navigator.hardwareConcurrency : undefined;
+  return Number.isInteger(n) && n >= 1 ? n : 1;
+}
+
+const startedThreads = (m) => m.attnlensStartedThreads ?? 1;
+
+function checkThreadsOption(threads) {
+  if (threads === undefined || threads === 'auto') return 'auto';
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+    throw new RangeError(`attnlens: init({ threads }) must be 'auto' or a whole number from 1 to 16, got ${String(threads)}`);
+  }
+  return threads;
+}
+
+// Instantiates the threaded module with `threads` − 1 Web Workers (Node: worker_threads) started up front.
+async function createThreaded(threads, printErr) {
+  const binary = await readWasmBinary(THREADED_WASM_URL);
+  const { default: create } = await import(/* @vite-ignore */ /* webpackIgnore: true */ THREADED_JS_URL.href);
+  // The workers are unref()'d (wasm/threads-pre.js); keep a Node process alive until they have loaded.
+  const keepAlive = isNode ? setInterval(() => {}, 1 << 30) : null;
+  try {
+    return await create({ wasmBinary: binary, attnlensWorkers: threads - 1, printErr, print: printErr });
+  } finally {
+    if (keepAlive !== null) clearInterval(keepAlive);
+  }
+}
+
 /**
  * Loads and instantiates the WebAssembly module. Idempotent: later calls return the same module (their options
  * are ignored once loading has started).
- * @param {{ wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array }} [options]
+ *
+ * threads: 'auto' (the default) or a count. Where threads can run (Node, or a cross-origin-isolated page: see
+ * threadsAvailable()) and more than one is asked for, the threaded module (wasm/dist-mt/) is loaded with that many
+ * threads ('auto': the hardware's, at most 4); otherwise, or when it fails to load, the single-threaded module.
+ * Results are the same either way; threads() says what is in use. wasmUrl / wasmBinary name the single-threaded
+ * module's file and choose it.
+ * @param {{ wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array, threads?: 'auto' | number }} [options]
  */
 export function init(options = {}) {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError('attnlens: init(options) expects an object such as { wasmUrl } or { wasmBinary }');
+    throw new TypeError('attnlens: init(options) expects an object such as { wasmUrl }, { wasmBinary } or { threads }');
   }
   if (!modulePromise) {
+    const threadsOption = checkThreadsOption(options.threads);
     modulePromise = (async () => {
       let binary = options.wasmBinary;
       if (binary instanceof ArrayBuffer) binary = new Uint8Array(binary);
       if (binary !== undefined && !(binary instanceof Uint8Array)) {
         throw new TypeError('attnlens: init({ wasmBinary }) must be an ArrayBuffer or a Uint8Array');
       }
-      if (binary === undefined) {
-        binary = await readWasmBinary(options.wasmUrl === undefined ? DEFAULT_WASM_URL : toUrl(options.wasmUrl));
-      }
       const printErr = (text) => console.error(`attnlens: ${text}`);
-      const m = await createAttnlensModule({ wasmBinary: binary, printErr, print: printErr });
-      throwRecordedErrors(m);
+      const wanted = threadsOption === 'auto' ? Math.min(hardwareThreads(), AUTO_THREADS_MAX) : threadsOption;
+      let m = null;
+      threadedLoadError = null;
+      if (wanted > 1 && binary === undefined && options.wasmUrl === undefined && threadsAvailable()) {
+        try {
+          m = await createThreaded(wanted, printErr);
+          throwRecordedErrors(m);
+          m.attnlensStartedThreads = m.setThreads(wanted);
+        } catch (err) {
+          threadedLoadError = err; // e.g. a bundler that did not copy dist-mt/: the single-threaded module serves
+          m = null;
+        }
+      }
+      if (m === null) {
+        if (binary === undefined) {
+          binary = await readWasmBinary(options.wasmUrl === undefined ? DEFAULT_WASM_URL : toUrl(options.wasmUrl));
+        }
+        m = await createAttnlensModule({ wasmBinary: binary, printErr, print: printErr });
+        throwRecordedErrors(m);
+      }
       wasmModule = m;
       return wasmModule;
     })();
@@ -125,10 +190,38 @@ export function isReady() {
   return wasmModule !== null;
 }
 
-/** Library version, the SIMD path of the kernels ("wasm-simd128") and the current WASM heap size in bytes. */
+/** Library version, the SIMD path of the kernels ("wasm-simd128"), the current WASM heap size in bytes, the threads
+ * in use and whether the module has threads (and, when the threaded module was wanted but failed, why). */
 export function info() {
   const m = getModule();
-  return { version: m.version(), simd: m.simdBackend(), heapBytes: m.HEAP8.buffer.byteLength };
+  const out = { version: m.version(), simd: m.simdBackend(), heapBytes: m.HEAP8.buffer.byteLength,
+    threads: m.threads(), threaded: m.threadsSupported() };
+  if (threadedLoadError !== null) out.threadedLoadError = String(threadedLoadError.message ?? threadedLoadError);
+  return out;
+}
+
+/** Threads the engine uses (1 in the single-threaded module). */
+export function threads() {
+  return getModule().threads();
+}
+
+/**
+ * Changes the threads the engine uses, from 1 up to the count init() started with (the threaded module's Web
+ * Workers are started at load; more would have to wait for the event loop). Returns the count in force.
+ * @param {number} n
+ */
+export function setThreads(n) {
+  const m = getModule();
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`attnlens: setThreads(n) expects a whole number ≥ 1, got ${String(n)}`);
+  if (!m.threadsSupported()) {
+    if (n === 1) return 1;
+    throw new RangeError('attnlens: setThreads(n > 1): the single-threaded module is loaded (threads need Node or a ' +
+      'cross-origin-isolated page, and init({ threads }) before the first load)');
+  }
+  if (n > startedThreads(m)) {
+    throw new RangeError(`attnlens: setThreads(${n}): init() started ${startedThreads(m)} threads; pass init({ threads: ${n} }) before the first load`);
+  }
+  return m.setThreads(n);
 }
 
 /**

@@ -18,13 +18,28 @@ export interface InitOptions {
   wasmUrl?: string | URL;
   /** The module's bytes, when the caller already has them (takes precedence over wasmUrl). */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * 'auto' (default) or 1–16. Where threads can run (Node, or a cross-origin-isolated page: threadsAvailable()) and
+   * more than one is asked for, the threaded module (wasm/dist-mt/) starts with that many threads ('auto': the
+   * hardware's, at most 4); otherwise the single-threaded module. Results are the same either way. wasmUrl /
+   * wasmBinary choose the single-threaded module.
+   */
+  threads?: 'auto' | number;
 }
 
 /** Loads the WebAssembly module once; call (and await) before any attention op. */
 export function init(options?: InitOptions): Promise<unknown>;
 export function isReady(): boolean;
-/** Library version, the kernels' SIMD path ("wasm-simd128") and the WASM heap size in bytes. */
-export function info(): { version: string; simd: string; heapBytes: number };
+/** Library version, the kernels' SIMD path ("wasm-simd128"), the WASM heap size in bytes, the threads in use,
+ * whether the threaded module is loaded, and why it is not when it was wanted and failed to load. */
+export function info(): { version: string; simd: string; heapBytes: number; threads: number; threaded: boolean;
+  threadedLoadError?: string };
+/** Threads the engine uses (1 in the single-threaded module). */
+export function threads(): number;
+/** Changes the threads in use, from 1 up to what init() started; returns the count in force. RangeError beyond. */
+export function setThreads(n: number): number;
+/** Whether the threaded module can run here (Node, or SharedArrayBuffer in a cross-origin-isolated page). */
+export function threadsAvailable(): boolean;
 
 /** Memory of the WebAssembly module (a diagnostic; memoryStats() needs init() first). */
 export interface MemoryStats {

@@ -6,7 +6,7 @@
 //   text.js       the engine's tokenizers (BpeTokenizer, tokenizeWords)
 //   pipeline.js   pipeline(task, model, opts) of docs/DESIGN.md §9; tasks in pipelines/<task>.js
 //   models.js     where bundles live (env), fetching, progress and the browser cache
-export { init, info, isReady, memoryStats } from './core.js';
+export { init, info, isReady, memoryStats, threads, setThreads, threadsAvailable } from './core.js';
 export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attention.js';
 export { BpeTokenizer, tokenizeWords } from './text.js';
 export { pipeline, listTasks, TASKS } from './pipeline.js';

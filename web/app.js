@@ -1,6 +1,7 @@
 // The attnlens page: four demos on the package's public API. The lab runs catalogue ops on the main thread
 // (microseconds each); the three model demos run in a Web Worker (worker.js) so the page never freezes.
 import { init, info } from '../wasm/index.js';
+import { call } from './client.js';
 import { setupLab } from './lab.js';
 import { setupTranslate } from './translate.js';
 import { setupSentiment } from './sentiment.js';
@@ -69,11 +70,19 @@ const observer = new IntersectionObserver((entries) => {
 for (const [section] of demos) observer.observe(section);
 
 try {
-  await init();
+  // The lab's ops run here, on the page's own thread: the single-threaded module is enough for them. The models run
+  // in the Web Worker, which loads the threaded module when the page is cross-origin isolated (the dev server sends
+  // COOP/COEP); the status line says what the worker got.
+  await init({ threads: 1 });
   const { version, simd } = info();
   status.textContent = `attnlens ${version} loaded (kernels: ${simd}). Models run in a Web Worker and are cached after the first download.`;
   setupLab();
   document.body.dataset.ready = 'true';
+  call('info').then((w) => {
+    document.body.dataset.workerThreads = String(w.threads);
+    status.textContent = `attnlens ${version} loaded (kernels: ${simd}, ${w.threads === 1 ? 'one thread' : `${w.threads} threads`}). ` +
+      'Models run in a Web Worker and are cached after the first download.';
+  }).catch((err) => console.warn('attnlens: worker info:', err));
 } catch (err) {
   status.textContent = `Could not start attnlens: ${err.message}`;
   status.className = 'error';

@@ -13,6 +13,7 @@ const SHELL = [
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
   '../wasm/models.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
   '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
+  '../wasm/dist-mt/attnlens-mt.mjs', '../wasm/dist-mt/attnlens-mt.wasm', '../wasm/dist-mt/attnlens-mt.worker.js',
   './examples/shapes-1.png', './examples/shapes-2.png', './examples/parrot.jpg', './examples/cat.jpg',
   './examples/owl.jpg', './examples/hot_dog.jpg',
 ];

@@ -15,6 +15,7 @@
 //                    models/mobilenet-v2-imagenet)
 //   --reps N         timed passes (default 5)
 //   --backend NAME   kernels' SIMD backend (auto, sse2, avx2+fma)
+//   --threads N      engine threads (kernels/parallel.h; default 1)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   std::string model = "models/flickr8k-mobilenet", encoder;
   int reps = 5;
   std::string backend;
+  int threads = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
     else if (a == "--encoder") encoder = value();
     else if (a == "--reps") reps = std::max(1, std::atoi(value().c_str()));
     else if (a == "--backend") backend = value();
+    else if (a == "--threads") threads = std::max(1, std::atoi(value().c_str()));
     else {
       std::fprintf(stderr, "bench_captioning: unknown option %s\n", a.c_str());
       return 2;
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (!backend.empty()) attnlens::kernels::select_simd_backend(backend.c_str());
+    threads = static_cast<int>(attnlens::api::set_threads(static_cast<std::size_t>(threads)));
     std::string model_name = model;
     if (!exists(model + "/config.json")) {
       model = "tests/goldens/captioning/tiny-sat";
@@ -122,6 +126,7 @@ int main(int argc, char** argv) {
                           {"ms_per_image", 1000.0 * median / n},
                           {"load_ms", load_ms},
                           {"backend", simd},
+                          {"threads", threads},
                           {"reps", reps}};
       if (beams > 0) {
         j["beams"] = beams;

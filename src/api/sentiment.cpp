@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "io/bundle.h"
+#include "kernels/parallel.h"
 #include "models/sentiment.h"
 #include "text/words.h"
 
@@ -117,6 +118,12 @@ std::unique_ptr<SentimentClassifier> SentimentClassifier::from_memory(const std:
                                                                       const std::string& name) {
   const io::Bundle bundle = io::Bundle::from_memory(config_json, std::move(weights), std::move(files), name);
   return std::unique_ptr<SentimentClassifier>(new SentimentClassifier(Impl::from_bundle(bundle, params)));
+}
+
+std::vector<SentimentResult> SentimentClassifier::classify_many(const std::vector<std::string>& texts) const {
+  std::vector<SentimentResult> out(texts.size());
+  kernels::parallel_each(texts.size(), [&](std::size_t i) { out[i] = classify(texts[i]); });
+  return out;
 }
 
 SentimentResult SentimentClassifier::classify(const std::string& text) const {

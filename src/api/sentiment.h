@@ -69,6 +69,9 @@ class SentimentClassifier {
 
   // Raw text → result (tokenized as described above). Throws Error for empty input.
   SentimentResult classify(const std::string& text) const;
+  // classify() of each text, shared out among kernels::threads() threads (kernels/parallel.h); the results equal
+  // classify()'s for any thread count; the first error is rethrown.
+  std::vector<SentimentResult> classify_many(const std::vector<std::string>& texts) const;
   // Already-tokenized input (SST-2 form, e.g. a line of dev.tsv split on spaces); same limits.
   SentimentResult classify_tokens(const std::vector<std::string>& tokens) const;
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attnlens::api {
 
@@ -38,5 +39,9 @@ std::size_t element_count(const std::vector<std::size_t>& dims) {
 const char* version() { return "0.1.0"; }
 
 const char* simd_backend() { return kernels::simd_backend(); }
+
+std::size_t set_threads(std::size_t n) { return kernels::set_threads(n); }
+std::size_t threads() { return kernels::threads(); }
+bool threads_supported() { return kernels::threads_supported(); }
 
 }  // namespace attnlens::api

@@ -39,5 +39,11 @@ std::string dims_to_string(const std::vector<std::size_t>& dims);
 const char* version();
 // The SIMD instruction set the kernels use on this machine ("avx2+fma", "sse2", "wasm-simd128").
 const char* simd_backend();
+// Threads the engine uses for kernels and for lists of inputs (kernels/parallel.h), the calling thread included:
+// set_threads(0) = the hardware's count; a build without threads (the default WebAssembly module) stays at 1.
+// Results are the same for any count. threads_supported(): whether this build has threads.
+std::size_t set_threads(std::size_t n);
+std::size_t threads();
+bool threads_supported();
 
 }  // namespace attnlens::api

@@ -10,6 +10,7 @@
 
 #include "decode/search.h"
 #include "io/bundle.h"
+#include "kernels/parallel.h"
 #include "models/rnn_seq2seq.h"
 #include "models/seq2seq.h"
 #include "models/transformer_seq2seq.h"
@@ -250,6 +251,13 @@ void attach_words_and_alignment(TranslationResult& out, const std::string& sourc
 }
 
 }  // namespace
+
+std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
+                                                      const TranslationParams& params) const {
+  std::vector<TranslationResult> out(texts.size());
+  kernels::parallel_each(texts.size(), [&](std::size_t i) { out[i] = translate(texts[i], params); });
+  return out;
+}
 
 TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
   const auto& dec = impl_->decoding;

@@ -115,6 +115,11 @@ class Translator {
   Translator& operator=(const Translator&) = delete;
 
   TranslationResult translate(const std::string& text, const TranslationParams& params = {}) const;
+  // A list of texts: translate() of each, the texts shared out among kernels::threads() threads (kernels/
+  // parallel.h; one thread: in order). The results equal translate()'s, bit for bit, for any thread count. The
+  // first error thrown for any text is rethrown (the texts after it may not have been translated).
+  std::vector<TranslationResult> translate_many(const std::vector<std::string>& texts,
+                                                const TranslationParams& params = {}) const;
   // Forced decoding: runs the model over the given translation (teacher forcing, exactly as decoding would have
   // produced it) instead of searching, and returns the same maps, words and alignment for that pair, plus each
   // target piece's log-probability (`score` is their sum). num_beams/alpha/coverage/max_new_tokens do not apply.

@@ -12,6 +12,7 @@
 #include "common.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attnlens::kernels {
 namespace detail {
@@ -74,23 +75,44 @@ struct Scratch {
 thread_local Scratch t_gemm_scratch;
 thread_local Scratch t_im2col_scratch;
 
+// Splits keep every output element on the code path one thread would take: rows in multiples of 12 (whole
+// register tiles for both mr = 4 and mr = 6), columns in multiples of 64 (whole nr = 8/16 tiles and whole SIMD
+// vectors of the GEMV loops), so a product's bits do not depend on the thread count (parallel.h).
+constexpr std::size_t kRowGrain = 12;
+constexpr std::size_t kColGrain = 64;
+
 void run_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
               std::size_t ldb, bool b_transposed, float* c, std::size_t ldc, bool accumulate,
               const float* bias = nullptr, Activation act = Activation::none) {
   const KernelTable& t = table();
+  const std::size_t chunks = useful_chunks(m * n * k);
   if (m <= 2) {
     // One or two rows: packing B would cost as much as the product itself; stream B per row instead.
-    for (std::size_t i = 0; i < m; ++i) {
-      if (b_transposed)
-        t.gemv_nt(n, k, a + i * lda, b, ldb, c + i * ldc, accumulate);
-      else
-        t.gemv(n, k, a + i * lda, b, ldb, c + i * ldc, accumulate);
-    }
-    t.bias_activation(c, m, n, ldc, bias, act);
+    parallel_for(n, kColGrain, [&](std::size_t j0, std::size_t j1) {
+      const float* bj = b_transposed ? b + j0 * ldb : b + j0;
+      for (std::size_t i = 0; i < m; ++i) {
+        if (b_transposed)
+          t.gemv_nt(j1 - j0, k, a + i * lda, bj, ldb, c + i * ldc + j0, accumulate);
+        else
+          t.gemv(j1 - j0, k, a + i * lda, bj, ldb, c + i * ldc + j0, accumulate);
+      }
+      t.bias_activation(c + j0, m, j1 - j0, ldc, bias ? bias + j0 : nullptr, act);
+    }, chunks);
     return;
   }
-  float* workspace = t_gemm_scratch.get(t.gemm_workspace_floats(m, n, k));
-  t.gemm(m, n, k, a, lda, b, ldb, b_transposed, c, ldc, accumulate, bias, act, workspace);
+  if (chunks > 1 && m >= n) {
+    parallel_for(m, kRowGrain, [&](std::size_t i0, std::size_t i1) {
+      float* workspace = t_gemm_scratch.get(t.gemm_workspace_floats(i1 - i0, n, k));
+      t.gemm(i1 - i0, n, k, a + i0 * lda, lda, b, ldb, b_transposed, c + i0 * ldc, ldc, accumulate, bias, act,
+             workspace);
+    }, chunks);
+    return;
+  }
+  parallel_for(n, kColGrain, [&](std::size_t j0, std::size_t j1) {
+    float* workspace = t_gemm_scratch.get(t.gemm_workspace_floats(m, j1 - j0, k));
+    t.gemm(m, j1 - j0, k, a, lda, b_transposed ? b + j0 * ldb : b + j0, ldb, b_transposed, c + j0, ldc,
+           accumulate, bias ? bias + j0 : nullptr, act, workspace);
+  }, chunks);
 }
 
 void check_leading_dim(const char* kernel, const char* name, std::size_t ld, std::size_t cols) {
@@ -203,15 +225,28 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
                    float* y, std::size_t ldy, Activation act) {
   check_leading_dim("linear_packed", "ldx", ldx, w.cols);
   check_leading_dim("linear_packed", "ldy", ldy, w.rows);
-  if (w.precision == Precision::int8) return detail::linear_int8(m, x, ldx, w, bias, y, ldy, act);
+  if (w.precision == Precision::int8) {
+    const std::size_t panels = (w.rows + kPanel - 1) / kPanel;
+    parallel_for(panels, 2, [&](std::size_t p0, std::size_t p1) {
+      detail::linear_int8(m, x, ldx, w, bias, y, ldy, act, p0 * kPanel, std::min(w.rows, p1 * kPanel));
+    }, useful_chunks(m * w.rows * w.cols));
+    return;
+  }
   if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
     throw Error("linear_packed: the packed matrix does not hold rows × cols");
   const KernelTable& t = table();
-  std::size_t i = 0;
-  for (; i + 2 <= m; i += 2)  // rows in pairs: the weights are read once for both
-    t.gemv_packed2(w.rows, w.cols, x + i * ldx, x + (i + 1) * ldx, w.data.data(), y + i * ldy, y + (i + 1) * ldy,
-                   bias, act);
-  if (i < m) t.gemv_packed(w.rows, w.cols, x + i * ldx, w.data.data(), y + i * ldy, bias, act);
+  // Whole panels per thread: each output row is computed by the same panel code whatever the split.
+  const std::size_t panels = (w.rows + kPanel - 1) / kPanel;
+  parallel_for(panels, 2, [&](std::size_t p0, std::size_t p1) {
+    const std::size_t j0 = p0 * kPanel, rows = std::min(w.rows, p1 * kPanel) - j0;
+    const float* data = w.data.data() + j0 * w.cols;
+    const float* b = bias ? bias + j0 : nullptr;
+    std::size_t i = 0;
+    for (; i + 2 <= m; i += 2)  // rows in pairs: the weights are read once for both
+      t.gemv_packed2(rows, w.cols, x + i * ldx, x + (i + 1) * ldx, data, y + i * ldy + j0, y + (i + 1) * ldy + j0,
+                     b, act);
+    if (i < m) t.gemv_packed(rows, w.cols, x + i * ldx, data, y + i * ldy + j0, b, act);
+  }, useful_chunks(m * w.rows * w.cols));
 }
 
 float dot(const float* a, const float* b, std::size_t n) { return table().dot(a, b, n); }
@@ -272,23 +307,28 @@ void conv2d(const Conv2dParams& p, const float* input, const float* weights_hwio
     for (std::size_t oy0 = 0; oy0 < g.out_h; oy0 += band_rows) {
       const std::size_t rows = std::min(band_rows, g.out_h - oy0);
       float* patches = t_im2col_scratch.get(rows * g.out_w * patch);
-      float* dst = patches;
-      for (std::size_t oy = oy0; oy < oy0 + rows; ++oy) {
-        for (std::size_t ox = 0; ox < g.out_w; ++ox) {
-          for (std::size_t ky = 0; ky < p.kernel_h; ++ky) {
-            const std::size_t yy = oy * p.stride + ky;  // row in padded coordinates
-            const bool row_inside = yy >= g.pad_top && yy - g.pad_top < p.in_h;
-            for (std::size_t kx = 0; kx < p.kernel_w; ++kx, dst += p.in_c) {
-              const std::size_t xx = ox * p.stride + kx;
-              if (row_inside && xx >= g.pad_left && xx - g.pad_left < p.in_w)
-                std::memcpy(dst, input + ((yy - g.pad_top) * p.in_w + (xx - g.pad_left)) * p.in_c,
-                            p.in_c * sizeof(float));
-              else
-                std::memset(dst, 0, p.in_c * sizeof(float));
+      parallel_for(
+          rows, 1,
+          [&](std::size_t r0, std::size_t r1) {
+            float* dst = patches + r0 * g.out_w * patch;
+            for (std::size_t oy = oy0 + r0; oy < oy0 + r1; ++oy) {
+              for (std::size_t ox = 0; ox < g.out_w; ++ox) {
+                for (std::size_t ky = 0; ky < p.kernel_h; ++ky) {
+                  const std::size_t yy = oy * p.stride + ky;  // row in padded coordinates
+                  const bool row_inside = yy >= g.pad_top && yy - g.pad_top < p.in_h;
+                  for (std::size_t kx = 0; kx < p.kernel_w; ++kx, dst += p.in_c) {
+                    const std::size_t xx = ox * p.stride + kx;
+                    if (row_inside && xx >= g.pad_left && xx - g.pad_left < p.in_w)
+                      std::memcpy(dst, input + ((yy - g.pad_top) * p.in_w + (xx - g.pad_left)) * p.in_c,
+                                  p.in_c * sizeof(float));
+                    else
+                      std::memset(dst, 0, p.in_c * sizeof(float));
+                  }
+                }
+              }
             }
-          }
-        }
-      }
+          },
+          useful_chunks(rows * g.out_w * patch));
       run_gemm(rows * g.out_w, p.out_c, patch, patches, patch, weights_hwio, p.out_c, false,
                output + oy0 * g.out_w * p.out_c, p.out_c, false, bias, p.activation);
     }
@@ -298,7 +338,10 @@ void conv2d(const Conv2dParams& p, const float* input, const float* weights_hwio
 void depthwise_conv2d(const Conv2dParams& p, const float* input, const float* weights_hwc, const float* bias,
                       float* output) {
   const ConvGeometry g = conv2d_geometry(p);
-  table().depthwise_conv2d(p, g, input, weights_hwc, bias, output);
+  const KernelTable& t = table();
+  parallel_for(g.out_h, 1, [&](std::size_t oy0, std::size_t oy1) {
+    t.depthwise_conv2d(p, g, input, weights_hwc, bias, output, oy0, oy1);
+  }, useful_chunks(g.out_h * g.out_w * p.in_c * p.kernel_h * p.kernel_w));
 }
 
 }  // namespace attnlens::kernels

@@ -206,7 +206,7 @@ void packed_row_int8(const PackedMatrix& w, std::size_t j, float* out) {
 }
 
 void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
-                 float* y, std::size_t ldy, Activation act) {
+                 float* y, std::size_t ldy, Activation act, std::size_t j_begin, std::size_t j_end) {
   const std::size_t k2 = even(w.cols), pairs = k2 / 2;
   if (w.qdata.size() != (w.rows + kPanel - 1) / kPanel * kPanel * k2 || w.qscale.size() != w.rows)
     throw Error("linear_packed: the int8 matrix does not hold rows × cols");
@@ -220,7 +220,7 @@ void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMat
   for (; i + 2 <= m; i += 2) {
     const float sa = quantize_input_int16(x + i * ldx, w.cols, ca.data());
     const float sb = quantize_input_int16(x + (i + 1) * ldx, w.cols, cb.data());
-    for (std::size_t j0 = 0; j0 < w.rows; j0 += kPanel) {
+    for (std::size_t j0 = j_begin; j0 < j_end; j0 += kPanel) {
       panel_dot2(w.qdata.data() + j0 * k2, pairs, ca.data(), cb.data(), acca, accb);
       store(acca, sa, w, j0, bias, y + i * ldy, act);
       store(accb, sb, w, j0, bias, y + (i + 1) * ldy, act);
@@ -228,7 +228,7 @@ void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMat
   }
   if (i < m) {
     const float sa = quantize_input_int16(x + i * ldx, w.cols, ca.data());
-    for (std::size_t j0 = 0; j0 < w.rows; j0 += kPanel) {
+    for (std::size_t j0 = j_begin; j0 < j_end; j0 += kPanel) {
       panel_dot(w.qdata.data() + j0 * k2, pairs, ca.data(), acca);
       store(acca, sa, w, j0, bias, y + i * ldy, act);
     }

@@ -52,9 +52,10 @@ struct KernelTable {
   // y[i·ldy + j] = act(y[i·ldy + j] + bias[j]) (bias may be null): the GEMM/conv epilogue.
   void (*bias_activation)(float* y, std::size_t m, std::size_t n, std::size_t ldy, const float* bias,
                           Activation act);
-  // Depthwise conv on HWC data with precomputed geometry.
+  // Depthwise conv on HWC data with precomputed geometry: output rows [oy_begin, oy_end).
   void (*depthwise_conv2d)(const Conv2dParams& p, const ConvGeometry& g, const float* input,
-                           const float* weights_hwc, const float* bias, float* output);
+                           const float* weights_hwc, const float* bias, float* output, std::size_t oy_begin,
+                           std::size_t oy_end);
 };
 
 template <class Arch>
@@ -63,7 +64,8 @@ KernelTable make_kernel_table();
 // int8 weights (int8.cpp): one implementation per build, chosen at compile time (the sums are integers).
 PackedMatrix pack_rows_int8(std::size_t n, std::size_t k, const float* b, std::size_t ldb);
 void packed_row_int8(const PackedMatrix& w, std::size_t j, float* out);
+// Output rows [j_begin, j_end) of every input row; j_begin a multiple of kPanel.
 void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
-                 float* y, std::size_t ldy, Activation act);
+                 float* y, std::size_t ldy, Activation act, std::size_t j_begin, std::size_t j_end);
 
 }  // namespace attnlens::kernels::detail

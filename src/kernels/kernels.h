@@ -70,8 +70,8 @@ const char* simd_backend();
 //     gelu ≤ 7e-7 relative (absolute 1e-9 in the far negative tail, where float rounding of x/√2 dominates);
 //     softmax ≤ 1e-6 relative per entry; GEMM-like kernels within the classic γ_k·Σ|a||b| bound.
 //   - Thread-safe: the backend choice is an atomic pointer, GEMM/im2col scratch is thread_local.
-//   - Single-threaded on purpose (the default WASM build has no threads); callers parallelise above if
-//   needed.
+//   - GEMM, packed/int8 linears and depthwise convolutions split large products across kernels::threads()
+//     (parallel.h; 1 unless set_threads() was called), with the same bits for any thread count.
 namespace attnlens::kernels {
 
 // Overrides the run-time choice of instruction set, for tests and benchmarks: "auto" (the default: AVX2+FMA

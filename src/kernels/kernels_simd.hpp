@@ -804,12 +804,12 @@ void bias_activation(float* y, std::size_t m, std::size_t n, std::size_t ldy, co
 // with the channels as the vector lanes, four vectors of channels at a time.
 template <class Arch>
 void depthwise_conv2d(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
-                      const float* bias, float* output) {
+                      const float* bias, float* output, std::size_t oy_begin, std::size_t oy_end) {
   using B = Batch<Arch>;
   constexpr std::size_t w = B::size;
   const std::size_t ch = p.in_c;
   const std::size_t c_vec = ch - ch % w;
-  for (std::size_t oy = 0; oy < g.out_h; ++oy) {
+  for (std::size_t oy = oy_begin; oy < oy_end; ++oy) {
     // Valid kernel rows: 0 ≤ oy·stride + ky − pad_top < in_h.
     const std::size_t y0 = oy * p.stride;
     const std::size_t ky_begin = y0 < g.pad_top ? g.pad_top - y0 : 0;

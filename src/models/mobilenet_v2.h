@@ -60,6 +60,23 @@ class MobileNetV2 {
     std::vector<Conv> convs;
     bool residual = false;
   };
+  // Every conv of the network in order, with its params for a size×size input (in_h/in_w filled) and its output
+  // geometry: fn(const Conv&, const kernels::Conv2dParams&, const kernels::ConvGeometry&).
+  template <class Fn>
+  void for_each_conv(std::size_t size, Fn fn) const {
+    std::size_t h = size, w = size;
+    for (const Block& blk : blocks_) {
+      for (const Conv& conv : blk.convs) {
+        kernels::Conv2dParams p = conv.params;
+        p.in_h = h;
+        p.in_w = w;
+        const kernels::ConvGeometry g = kernels::conv2d_geometry(p);
+        fn(conv, p, g);
+        h = g.out_h;
+        w = g.out_w;
+      }
+    }
+  }
   Conv load_conv(const io::Bundle& b, const std::string& conv, const std::string& bn, std::size_t in_c,
                  std::size_t out_c, std::size_t k, std::size_t stride, bool depthwise, bool same_pad,
                  kernels::Activation act) const;

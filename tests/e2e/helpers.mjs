@@ -106,8 +106,8 @@ export async function watchCsp(page, problems) {
  * The usual start of a browser test file: the repository served on a free port, Chromium launched, and its first
  * page watched for console errors, failed requests and CSP violations (missing optional bundles allowed).
  */
-export async function openPage({ width = 1280, height = 900 } = {}) {
-  const { server, url } = await serve(ROOT, { port: 0 });
+export async function openPage({ width = 1280, height = 900, isolated = true } = {}) {
+  const { server, url } = await serve(ROOT, { port: 0, isolated });
   const browser = await launch({ width, height });
   const page = browser.context.pages()[0] ?? (await browser.context.newPage());
   const problems = watchProblems(page, { allow: allowMissing });

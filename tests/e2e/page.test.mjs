@@ -93,8 +93,13 @@ async function submit(formButton, status, timeout = 60_000) {
 
 test('the page loads the WASM module and runs the attention lab', { skip }, async () => {
   assert.match(await textOf('#status'), /kernels: wasm-simd128/);
-  // Served without COOP/COEP headers: not cross-origin isolated, and the single-threaded build needs nothing more.
-  assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), false);
+  // Served with COOP/COEP (scripts/serve.mjs): cross-origin isolated, so the models' worker runs the threaded module
+  // with the machine's threads (up to 4); the lab, on the page's own thread, keeps the single-threaded one.
+  assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), true);
+  await page.waitForFunction(() => document.body.dataset.workerThreads !== undefined, null, { timeout: 30_000 });
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.equal(Number(await page.evaluate(() => document.body.dataset.workerThreads)), Math.min(cores, 4));
+  assert.match(await textOf('#status'), cores > 1 ? /kernels: wasm-simd128, \d threads\)/ : /one thread/);
   const boxes = await page.$$eval('.mech', (els) => els.map((b) => [...b.querySelectorAll('.num')].map((n) => Number(n.textContent))));
   assert.equal(boxes.length, 5, 'five score functions');
   for (const w of boxes) assert.ok(Math.abs(w.reduce((a, b) => a + b, 0) - 1) < 0.01, `softmax weights sum to 1: ${w}`);
@@ -753,4 +758,21 @@ test('no console errors, failed requests or page errors', { skip }, async () => 
   await shot('desktop-top');
   await page.screenshot({ path: path.join(ARTIFACTS, 'desktop-full.png'), fullPage: true });
   assert.deepEqual(problems, []);
+});
+
+test('served without COOP/COEP: not isolated, the single-threaded module, the same first translation', { skip }, async () => {
+  const plainPage = await openPage({ width: 1024, isolated: false });
+  try {
+    await plainPage.page.goto(plainPage.url);
+    await plainPage.page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+    assert.equal(await plainPage.page.evaluate(() => globalThis.crossOriginIsolated), false);
+    await plainPage.page.waitForFunction(() => document.body.dataset.workerThreads !== undefined, null, { timeout: 30_000 });
+    assert.equal(await plainPage.page.evaluate(() => document.body.dataset.workerThreads), '1');
+    await waitForRun(plainPage.page, '#tr-status');
+    assert.equal(await plainPage.page.$eval('#tr-output', (e) => e.textContent.trim()), FIRST.en);
+    assert.deepEqual(plainPage.problems, []);
+  } finally {
+    await plainPage.browser.close();
+    plainPage.server.close();
+  }
 });

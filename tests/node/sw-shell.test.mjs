@@ -22,8 +22,10 @@ test('web/sw.js caches every page module and every package module', () => {
   const shell = new Set([...src.match(/const SHELL = \[([\s\S]*?)\];/)[1].matchAll(/'([^']+)'/g)].map((m) => path.resolve(WEB, m[1])));
   const wanted = [
     ...jsFiles(WEB).filter((f) => path.basename(f) !== 'sw.js'),
-    // wasm/node-runner-pre.js belongs to the Node test runner build, not to the page.
-    ...jsFiles(path.join(ROOT, 'wasm')).filter((f) => (!f.includes(`${path.sep}dist${path.sep}`) || f.endsWith('attnlens.js')) && !f.endsWith('node-runner-pre.js')),
+    // wasm/node-runner-pre.js belongs to the Node test runner build and wasm/threads-pre.js is linked into the
+    // threaded module (wasm/dist-mt/), not served on their own.
+    ...jsFiles(path.join(ROOT, 'wasm')).filter((f) => (!f.includes(`${path.sep}dist${path.sep}`) || f.endsWith('attnlens.js')) &&
+      !f.endsWith('node-runner-pre.js') && !f.endsWith('threads-pre.js')),
   ];
   const missing = wanted.filter((f) => !shell.has(f)).map((f) => path.relative(ROOT, f));
   assert.deepEqual(missing, [], 'add these to SHELL in web/sw.js');

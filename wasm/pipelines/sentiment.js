@@ -59,33 +59,34 @@ export async function createSentimentPipeline(bundle, options = {}) {
   const labels = own.engine.labels();
   const modelName = bundle.name; // the closures below keep only this, not the bundle's bytes
 
-  const classifyOne = (input, outputAttentions) => {
+  const textOf = (input, what) => {
     if (typeof input !== 'string' && !(input instanceof Uint8Array)) {
-      throw new TypeError('attnlens: sentiment-analysis input must be a string (or UTF-8 bytes as a Uint8Array), ' +
-        `got ${describe(input)}`);
+      throw new TypeError(`attnlens: ${what} must be a string (or UTF-8 bytes as a Uint8Array), got ${describe(input)}`);
     }
-    const text = typeof input === 'string' ? toWellFormed(input) : checkBytes(input, 'the sentiment-analysis input');
-    const r = own.engine.classify(text);
-    const out = {
-      label: r.label,
-      score: r.score,
-      tokens: r.tokens,
-      attentions: outputAttentions ? r.attentions : [],
-      probabilities: r.probabilities,
-      labels: [...labels],
-      ids: r.ids,
-      truncated: r.truncated,
-      num_input_tokens: r.numInputTokens,
-    };
-    return out;
+    return typeof input === 'string' ? toWellFormed(input) : checkBytes(input, `the ${what}`);
   };
+  const shape = (r, outputAttentions) => ({
+    label: r.label,
+    score: r.score,
+    tokens: r.tokens,
+    attentions: outputAttentions ? r.attentions : [],
+    probabilities: r.probabilities,
+    labels: [...labels],
+    ids: r.ids,
+    truncated: r.truncated,
+    num_input_tokens: r.numInputTokens,
+  });
 
   const run = async (input, runOptions = {}) => {
     own.check();
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    if (Array.isArray(input)) return input.map((x) => classifyOne(x, outputAttentions));
-    return classifyOne(input, outputAttentions);
+    if (Array.isArray(input)) {
+      // One engine call for the list: shared among the engine's threads (the threaded module).
+      const texts = input.map((x, i) => textOf(x, `${TASK} input [${i}]`));
+      return own.engine.classifyMany(texts).map((r) => shape(r, outputAttentions));
+    }
+    return shape(own.engine.classify(textOf(input, `${TASK} input`)), outputAttentions);
   };
   run.task = TASK;
   run.model = modelName;

@@ -297,47 +297,59 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
 
-  const engineTranslate = (text, o) => own.engine.translate(text, o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN,
-    o.coverage_beta ?? NaN, o.output_attentions !== false, o.copy_numbers ?? true, ...alignmentArgs(o));
+  const searchArgs = (o) => [o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN, o.coverage_beta ?? NaN,
+    o.output_attentions !== false, o.copy_numbers ?? true, ...alignmentArgs(o)];
+  const engineTranslate = (text, o) => own.engine.translate(text, ...searchArgs(o));
+  const engineTranslateMany = (texts, o) => own.engine.translateMany(texts, ...searchArgs(o));
 
-  // One sentence: [start, end) of the (length-preserving) prepared input, normalised for the engine; source word
-  // indices come back as indices of the caller's input.
-  const translateSpan = (prepared, span, o) => {
-    const { src, recased } = sourceOf(prepared.slice(span.start, span.end), o);
-    const r = engineTranslate(src.text, o);
-    return shape(r, src, span.start, identity(r.text), 0,
-      { source_start: span.start, source_end: span.end, ...(recased ? { source_text: src.text } : {}) });
-  };
-
-  const translateOne = (input, o) => {
-    if (typeof input !== 'string') {
-      throw new TypeError(`attnlens: translation input must be a string, got ${describe(input)}`);
-    }
+  // Which sentences of one input the engine translates. Several sentences share the model's positions: whole
+  // sentences are taken, in order, while their source pieces (each with its '</s>') add up to at most
+  // maxSourceTokens; the rest is dropped (truncated: true). A lone sentence goes whole (the engine truncates it).
+  const planOne = (input, o, what) => {
+    if (typeof input !== 'string') throw new TypeError(`attnlens: ${what} must be a string, got ${describe(input)}`);
     const prepared = toWellFormed(input); // same length as input
     const spans = splitSentences(prepared);
-    if (spans.length === 0) { // empty or white space: an empty translation
-      const r = engineTranslate('', o);
+    if (spans.length === 0) return { units: [{ text: '' }], empty: true, dropped: false }; // empty or white space
+    const units = [];
+    let used = 0;
+    let dropped = false;
+    for (const span of spans) {
+      const { src, recased } = sourceOf(prepared.slice(span.start, span.end), o);
+      if (spans.length > 1) {
+        const need = tokenizer().encode(src.text).ids.length + 1;
+        if (units.length > 0 && used + need > maxSource) {
+          dropped = true;
+          break;
+        }
+        used += Math.min(need, maxSource);
+      }
+      units.push({ text: src.text, src, recased, span });
+    }
+    return { units, empty: false, dropped };
+  };
+  // The engine's results for a plan's units → the input's result (source word indices are the caller's).
+  const assemble = (plan, results) => {
+    if (plan.empty) {
+      const r = results[0];
       return { ...shape(r, identity(''), 0, identity(r.text), 0, { source_start: 0, source_end: 0 }), sentences: [] };
     }
-    const first = translateSpan(prepared, spans[0], o);
-    if (spans.length === 1) return { ...first, sentences: [first] };
-    // Several sentences share the model's positions: whole sentences are translated, in order, while their source
-    // pieces (each with its '</s>') add up to at most maxSourceTokens; the rest is dropped (truncated: true).
-    const sentences = [first];
-    let used = first.source_tokens.length;
-    let dropped = false;
-    for (let i = 1; i < spans.length; i++) {
-      const text = sourceOf(prepared.slice(spans[i].start, spans[i].end), o).src.text;
-      const need = tokenizer().encode(text).ids.length + 1;
-      if (used + need > maxSource) {
-        dropped = true;
-        break;
-      }
-      const r = translateSpan(prepared, spans[i], o);
-      used += r.source_tokens.length;
-      sentences.push(r);
-    }
-    return combine(sentences, dropped);
+    const sentences = plan.units.map((u, k) => shape(results[k], u.src, u.span.start, identity(results[k].text), 0,
+      { source_start: u.span.start, source_end: u.span.end, ...(u.recased ? { source_text: u.src.text } : {}) }));
+    if (sentences.length === 1 && !plan.dropped) return { ...sentences[0], sentences };
+    return combine(sentences, plan.dropped);
+  };
+  // Every sentence of every input goes to the engine in one call: a list is shared among the engine's threads
+  // (the threaded module; one thread: in order), and gives exactly what one call per sentence would.
+  const translateAll = (inputs, o, what) => {
+    const plans = inputs.map((x, i) => planOne(x, o, what(i)));
+    const texts = plans.flatMap((p) => p.units.map((u) => u.text));
+    const results = texts.length === 1 ? [engineTranslate(texts[0], o)] : engineTranslateMany(texts, o);
+    let at = 0;
+    return plans.map((p) => {
+      const mine = results.slice(at, at + p.units.length);
+      at += p.units.length;
+      return assemble(p, mine);
+    });
   };
   // What the maps come with: the alignment method, word-level maps, the query/key vectors.
   const alignmentArgs = (o) => [o.alignment_method ?? '', o.alignment_extraction ?? '', o.alignment_layer ?? -1,
@@ -376,13 +388,8 @@ export async function createTranslationPipeline(bundle, options = {}) {
   const run = async (input, runOptions = {}) => {
     own.check();
     const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
-    if (Array.isArray(input)) {
-      input.forEach((x, i) => {
-        if (typeof x !== 'string') throw new TypeError(`attnlens: translation input [${i}] must be a string, got ${describe(x)}`);
-      });
-      return input.map((x) => translateOne(x, o));
-    }
-    return translateOne(input, o);
+    if (Array.isArray(input)) return translateAll(input, o, (i) => `translation input [${i}]`);
+    return translateAll([input], o, () => 'translation input')[0];
   };
   run.align = async (source, target, alignOptions = {}) => {
     own.check();

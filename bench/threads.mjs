@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// One thread against several, in the threaded module (wasm/dist-mt/, kernels/parallel.h), in one Node process: the
+// same pipelines, the same inputs, rounds alternating which thread count goes first (setThreads()); the median over
+// rounds of items per wall-clock second (threads use more CPU time, so CPU time would hide the gain), and the ratio
+// of the medians. Also checks that every result is the same, maps included, bit for bit.
+//
+//   node bench/threads.mjs [--threads 2] [--rounds 5] [--n 40] [--n-beam 12] [--images 6] [--only encoder,list]
+//
+// --only keeps the workloads whose name contains one of the given words.
+//
+// Workloads: a list of N Multi30k test_2016_flickr sentences translated in one call (de-en-general, greedy and
+// beam 4, every map), the same sentences one call each, and the caption encoder (MobileNetV2, 224² after resize)
+// on synthetic 320×240 images. Run it on an otherwise idle machine: a busy core halves what a thread can add.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+
+import { init, info, pipeline, setThreads } from '../wasm/index.js';
+import { options } from '../scripts/args.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const opt = options(process.argv.slice(2));
+const arg = opt.get;
+const THREADS = Number(arg('--threads', 2));
+const ROUNDS = Number(arg('--rounds', 5));
+const N = Number(arg('--n', 40));
+const N_BEAM = Number(arg('--n-beam', 12));
+const IMAGES = Number(arg('--images', 6));
+const ONLY = arg('--only', '').split(',').filter(Boolean);
+
+await init({ threads: THREADS });
+const started = info();
+if (!started.threaded || started.threads !== THREADS) {
+  console.error(`bench/threads: the threaded module did not start with ${THREADS} threads (${JSON.stringify(started)}); ` +
+    'build it with `npm run build:wasm`');
+  process.exit(1);
+}
+
+const data = path.join(ROOT, '..', 'shared', 'data', 'multi30k', 'test_2016_flickr.de.gz');
+const sentences = gunzipSync(readFileSync(data)).toString('utf8').split('\n').filter((l) => l.trim());
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// A deterministic RGBA image with structure at several scales (the encoder's cost does not depend on content).
+function syntheticImage(seed, width = 320, height = 240) {
+  const px = new Uint8ClampedArray(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 4;
+      px[i] = (x * 3 + seed * 40) & 255;
+      px[i + 1] = (y * 5 + ((x >> 4) ^ (y >> 4)) * 17) & 255;
+      px[i + 2] = ((x * y) >> 6) + seed * 13 & 255;
+      px[i + 3] = 255;
+    }
+  }
+  return { data: px, width, height, channels: 4 };
+}
+
+// Every number and string of a result, maps included, as one comparable list.
+function fingerprint(value, out = []) {
+  if (value instanceof Float32Array || value instanceof Int32Array || Array.isArray(value)) {
+    for (const v of value) fingerprint(v, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const k of Object.keys(value).sort()) {
+      out.push(k);
+      fingerprint(value[k], out);
+    }
+  } else {
+    out.push(Object.is(value, -0) ? '-0' : String(value));
+  }
+  return out;
+}
+
+const translator = await pipeline('translation', 'de-en-general');
+const captioner = await pipeline('image-to-text', 'flickr8k-mobilenet');
+const images = Array.from({ length: IMAGES }, (_, i) => syntheticImage(i));
+const workloads = [
+  { name: 'translation, list of {n} in one call, greedy, every map', items: N,
+    run: () => translator(sentences.slice(0, N), { num_beams: 1 }) },
+  { name: 'translation, list of {n} in one call, beam 4, every map', items: N_BEAM,
+    run: () => translator(sentences.slice(0, N_BEAM), { num_beams: 4 }) },
+  { name: 'translation, one call per sentence, greedy, every map', items: N,
+    run: async () => {
+      const out = [];
+      for (const s of sentences.slice(0, N)) out.push(await translator(s, { num_beams: 1 }));
+      return out;
+    } },
+  { name: 'caption encoder (MobileNetV2), one image per call', items: IMAGES,
+    run: () => images.map((im) => captioner.encode(im)) },
+];
+
+const rows = [];
+for (const w of workloads.filter((x) => ONLY.length === 0 || ONLY.some((word) => x.name.includes(word)))) {
+  const results = {};
+  for (const t of [1, THREADS]) { // warm-up, and the results to compare
+    setThreads(t);
+    results[t] = fingerprint(await w.run());
+  }
+  const same = results[1].length === results[THREADS].length && results[1].every((v, i) => v === results[THREADS][i]);
+  const samples = { 1: [], [THREADS]: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const t of r % 2 === 0 ? [1, THREADS] : [THREADS, 1]) {
+      setThreads(t);
+      const t0 = performance.now();
+      await w.run();
+      samples[t].push(w.items / ((performance.now() - t0) / 1000));
+    }
+  }
+  const row = { workload: w.name.replace('{n}', String(w.items)), one: median(samples[1]), many: median(samples[THREADS]), same };
+  row.ratio = row.many / row.one;
+  rows.push(row);
+  console.error(JSON.stringify(row));
+}
+translator.dispose();
+captioner.dispose();
+
+console.log(`| workload | 1 thread, items/s | ${THREADS} threads, items/s | ratio | same results |`);
+console.log('|---|---|---|---|---|');
+for (const r of rows) {
+  console.log(`| ${r.workload} | ${r.one.toFixed(1)} | ${r.many.toFixed(1)} | **${r.ratio.toFixed(2)}×** | ${r.same ? 'yes' : '**no**'} |`);
+}
+console.log(`\nMedian of ${ROUNDS} rounds of wall-clock time, one process, thread counts alternating; threaded module ` +
+  `(wasm/dist-mt/); node ${process.version}; ${new Date().toISOString()}`);
+if (rows.some((r) => !r.same)) process.exit(1);

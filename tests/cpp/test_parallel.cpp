@@ -1,0 +1,226 @@
+// Threads (kernels/parallel.h): the pool runs every index once, errors come back to the caller, nested calls stay
+// on their thread, and — what the threaded WebAssembly module relies on — kernels, models and whole pipelines give
+// the same bits for 1, 2 and 3 threads. In a build without threads (the default WebAssembly module) set_threads
+// stays at 1, which is checked instead.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/sentiment.h"
+#include "api/translation.h"
+#include "common.h"
+#include "kernels/kernels.h"
+#include "kernels/parallel.h"
+
+namespace k = attnlens::kernels;
+
+namespace {
+
+// Sets the thread count for one scope, back to 1 after.
+struct Threads {
+  explicit Threads(std::size_t n) { k::set_threads(n); }
+  ~Threads() { k::set_threads(1); }
+};
+
+std::vector<float> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Runs `compute` (which fills and returns a vector) with 1, 2 and 3 threads; every result must equal the first.
+template <class F>
+void check_thread_invariant(F compute) {
+  std::vector<float> one;
+  {
+    Threads t(1);
+    one = compute();
+  }
+  for (std::size_t n : {2, 3}) {
+    Threads t(n);
+    CAPTURE(n);
+    CHECK(same_bits(compute(), one));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("parallel: set_threads reports what the build can do") {
+  if (!k::threads_supported()) {
+    CHECK(k::set_threads(4) == 1);
+    CHECK(k::threads() == 1);
+    return;
+  }
+  CHECK(k::set_threads(3) == 3);
+  CHECK(k::threads() == 3);
+  CHECK(k::set_threads(1000) == k::kMaxThreads);
+  CHECK(k::set_threads(0) == k::hardware_threads());
+  CHECK(k::set_threads(1) == 1);
+}
+
+TEST_CASE("parallel: parallel_for and parallel_each run every index once, errors reach the caller") {
+  for (std::size_t threads : {1, 2, 3, 5}) {
+    Threads t(threads);
+    CAPTURE(threads);
+    for (std::size_t n : {0, 1, 2, 7, 64, 1000}) {
+      for (std::size_t grain : {1, 3, 64}) {
+        CAPTURE(n);
+        CAPTURE(grain);
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> bad_bounds{0};
+        k::parallel_for(n, grain, [&](std::size_t b, std::size_t e) {
+          if (b % grain != 0 || e > n || b >= e) ++bad_bounds;
+          for (std::size_t i = b; i < e; ++i) ++hits[i];
+        });
+        CHECK(bad_bounds.load() == 0);
+        for (std::size_t i = 0; i < n; ++i) CHECK(hits[i].load() == 1);
+      }
+      std::vector<std::atomic<int>> each(n);
+      k::parallel_each(n, [&](std::size_t i) { ++each[i]; });
+      for (std::size_t i = 0; i < n; ++i) CHECK(each[i].load() == 1);
+    }
+    // An error thrown by one task comes back to the caller, after the others finished; the pool stays usable.
+    CHECK_THROWS_WITH_AS(k::parallel_each(50, [](std::size_t i) {
+      if (i == 17) throw attnlens::Error("task 17 failed");
+    }), "task 17 failed", attnlens::Error);
+    std::atomic<int> after{0};
+    k::parallel_each(10, [&](std::size_t) { ++after; });
+    CHECK(after.load() == 10);
+    // Nested calls run on the task's own thread, and still cover their range.
+    std::atomic<long> sum{0};
+    k::parallel_each(6, [&](std::size_t) {
+      k::parallel_for(100, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) sum += static_cast<long>(i);
+      });
+    });
+    CHECK(sum.load() == 6 * 4950);
+  }
+}
+
+TEST_CASE("parallel: kernels give the same bits for any thread count") {
+  // Sizes past kParallelMinWork per thread, with edges that are not multiples of any tile, panel or vector.
+  SUBCASE("gemm / gemm_nt with bias and activation, row and column splits") {
+    for (const auto& size : {std::array<std::size_t, 3>{1, 1000, 300}, {2, 777, 301}, {3, 513, 257},
+                             {200, 37, 300}, {37, 900, 130}, {301, 301, 65}}) {
+      const std::size_t m = size[0], n = size[1], k_ = size[2];  // (lambdas cannot capture structured bindings)
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k_);
+      const auto a = random_vector(m * k_, 1), b = random_vector(k_ * n, 2), bias = random_vector(n, 3);
+      check_thread_invariant([&] {
+        std::vector<float> c(m * n);
+        k::gemm(m, n, k_, a.data(), k_, b.data(), n, c.data(), n);
+        return c;
+      });
+      check_thread_invariant([&] {
+        std::vector<float> c(m * n);
+        k::gemm_nt_bias_act(m, n, k_, a.data(), k_, b.data(), k_, c.data(), n, bias.data(), k::Activation::relu6);
+        return c;
+      });
+    }
+  }
+  SUBCASE("linear_packed, float32 and int8 weights") {
+    for (auto precision : {k::Precision::f32, k::Precision::int8}) {
+      for (const auto& size : {std::array<std::size_t, 3>{1, 5000, 256}, {4, 1027, 255}, {7, 333, 513}}) {
+        const std::size_t m = size[0], n = size[1], k_ = size[2];
+        CAPTURE(m);
+        CAPTURE(n);
+        const auto w = random_vector(n * k_, 4), x = random_vector(m * k_, 5), bias = random_vector(n, 6);
+        const k::PackedMatrix packed = k::pack_rows(n, k_, w.data(), k_, precision);
+        check_thread_invariant([&] {
+          std::vector<float> y(m * n);
+          k::linear_packed(m, x.data(), k_, packed, bias.data(), y.data(), n, k::Activation::relu);
+          return y;
+        });
+      }
+    }
+  }
+  SUBCASE("depthwise and im2col convolutions") {
+    k::Conv2dParams p;
+    p.in_h = 57;
+    p.in_w = 43;
+    p.in_c = 96;
+    p.out_c = 96;
+    p.kernel_h = p.kernel_w = 3;
+    p.stride = 2;
+    p.padding = k::Padding::same_tf;
+    p.activation = k::Activation::relu6;
+    const auto g = k::conv2d_geometry(p);
+    const auto input = random_vector(p.in_h * p.in_w * p.in_c, 7), dw = random_vector(9 * p.in_c, 8),
+               bias = random_vector(p.out_c, 9);
+    check_thread_invariant([&] {
+      std::vector<float> out(g.out_h * g.out_w * p.out_c);
+      k::depthwise_conv2d(p, input.data(), dw.data(), bias.data(), out.data());
+      return out;
+    });
+    p.out_c = 40;
+    const auto hwio = random_vector(9 * p.in_c * p.out_c, 10);
+    check_thread_invariant([&] {
+      std::vector<float> out(g.out_h * g.out_w * p.out_c);
+      k::conv2d(p, input.data(), hwio.data(), bias.data(), out.data());
+      return out;
+    });
+  }
+}
+
+TEST_CASE("parallel: translate_many and classify_many equal one call per text, for any thread count") {
+  const auto translator = attnlens::api::Translator::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/de-en-general");
+  const std::vector<std::string> texts = {"Wie geht es dir?", "Ein Mann fährt Fahrrad auf der Straße.", "",
+                                          "Ich habe heute keine Zeit, aber morgen komme ich gern.", "Danke!"};
+  for (int beams : {1, 4}) {
+    CAPTURE(beams);
+    attnlens::api::TranslationParams params;
+    params.num_beams = beams;
+    std::vector<attnlens::api::TranslationResult> single;
+    for (const auto& t : texts) single.push_back(translator->translate(t, params));
+    for (std::size_t n : {1, 2, 3}) {
+      Threads t(n);
+      CAPTURE(n);
+      const auto many = translator->translate_many(texts, params);
+      REQUIRE(many.size() == texts.size());
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        CAPTURE(texts[i]);
+        CHECK(many[i].text == single[i].text);
+        CHECK(many[i].target_ids == single[i].target_ids);
+        CHECK(many[i].score == single[i].score);
+        REQUIRE(many[i].attentions.size() == single[i].attentions.size());
+        for (std::size_t m = 0; m < many[i].attentions.size(); ++m)
+          CHECK(same_bits(many[i].attentions[m].data, single[i].attentions[m].data));
+      }
+    }
+  }
+  {
+    Threads t(2);
+    attnlens::api::TranslationParams bad;
+    bad.num_beams = 1000;
+    CHECK_THROWS_AS(translator->translate_many(texts, bad), attnlens::Error);
+  }
+
+  const auto classifier = attnlens::api::SentimentClassifier::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/sst2-selfattn");
+  const std::vector<std::string> reviews = {"a gorgeous , witty film", "dull and far too long",
+                                            "not bad at all , in fact quite moving"};
+  std::vector<attnlens::api::SentimentResult> one;
+  for (const auto& r : reviews) one.push_back(classifier->classify(r));
+  Threads t(2);
+  const auto many = classifier->classify_many(reviews);
+  REQUIRE(many.size() == reviews.size());
+  for (std::size_t i = 0; i < reviews.size(); ++i) {
+    CHECK(many[i].label == one[i].label);
+    CHECK(same_bits(many[i].probabilities, one[i].probabilities));
+    CHECK(same_bits(many[i].attentions.at(0).data, one[i].attentions.at(0).data));
+  }
+  // One text the classifier refuses (empty) fails the whole call with that text's error.
+  CHECK_THROWS_WITH_AS(classifier->classify_many({"fine", "  "}), doctest::Contains("empty input"), attnlens::Error);
+}
