@@ -9,8 +9,8 @@
 // --only keeps the workloads whose name contains one of the given words.
 //
 // Workloads: a list of N Multi30k test_2016_flickr sentences translated in one call (de-en-general, greedy and
-// beam 4, every map), the same sentences one call each, and the caption encoder (MobileNetV2, 224² after resize)
-// on synthetic 320×240 images. Run it on an otherwise idle machine: a busy core halves what a thread can add.
+// beam 4, every map), the same sentences one call each, the caption encoder (MobileNetV2, 224² after resize) on
+// synthetic 320×240 images, and those images captioned as one list (flickr8k-mobilenet, greedy). Run it on an otherwise idle machine: a busy core halves what a thread can add.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,8 @@ const workloads = [
     } },
   { name: 'caption encoder (MobileNetV2), one image per call', items: IMAGES,
     run: () => images.map((im) => captioner.encode(im)) },
+  { name: 'captions, list of {n} images in one call, greedy, every map', items: IMAGES,
+    run: () => captioner(images, { num_beams: 1 }) },
 ];
 
 const rows = [];

@@ -59,15 +59,9 @@ class CaptionerBinding {
   // The two halves, for benchmarks: pixels → grid Float32Array [7·7·1280]; grid → caption.
   val encode(const val& data, double width, double height, double channels) const {
     return guarded([&] {
-      const std::size_t w = js_dimension(width, "width"), h = js_dimension(height, "height");
-      const std::size_t c = js_dimension(channels, "channels");
-      attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
-                        "encode: the pixels must be a Uint8Array or Uint8ClampedArray");
-      attnlens::image::check_image_dims(w, h, c);
-      attnlens::require(data["length"].as<double>() == static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c),
-                        "encode: the pixel buffer length must be width*height*channels");
-      const std::vector<std::uint8_t> px = emscripten::convertJSArrayToNumberVector<std::uint8_t>(data);
-      const api::Tensor g = cap_->encode(px.data(), px.size(), w, h, c);
+      const Pixels px = check_pixels(data, width, height, channels, "encode");
+      const std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(data);
+      const api::Tensor g = cap_->encode(bytes.data(), bytes.size(), px.width, px.height, px.channels);
       return js_copy(g.data);
     });
   }
@@ -87,10 +81,37 @@ class CaptionerBinding {
   double vocab_size() const { return static_cast<double>(cap_->vocab_size()); }
   std::string config_json() const { return cap_->config_json(); }
 
+  // images: a JS array of {data, width, height, channels} (checked like caption()'s) → an array of results
+  // (api::Captioner::caption_many: the images shared among the engine's threads in the threaded module).
+  val caption_many(const val& images, const std::string& params_json) const {
+    return guarded([&] {
+      const std::size_t n = js_dimension(images["length"].as<double>(), "number of images");
+      std::vector<val> data;  // kept alive (and never reallocated) while the row readers refer to them
+      data.reserve(n);
+      std::vector<std::vector<std::uint8_t>> rows(n);
+      std::vector<api::Captioner::ImageRows> list(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const val im = images[i];
+        const std::string what = "captionMany: image " + std::to_string(i);
+        data.push_back(im["data"]);
+        const Pixels px = check_pixels(data.back(), im["width"].as<double>(), im["height"].as<double>(),
+                                       im["channels"].as<double>(), what);
+        rows[i].resize(px.stride);
+        list[i] = {row_reader(data.back(), px.stride, rows[i]), px.width, px.height, px.channels};
+      }
+      const auto results = cap_->caption_many(list, api::caption_params(params_json));
+      val out = val::array();
+      for (const auto& r : results) out.call<void>("push", result_to_js(r));
+      return out;
+    });
+  }
+
  private:
-  // caption == nullptr: search (caption_rows); else teacher forcing of *caption (attend_rows).
-  val run(const val& data, double width, double height, double channels, const std::string& params_json,
-          const std::string* caption, const std::string& what) const {
+  struct Pixels {
+    std::size_t width, height, channels, stride;
+  };
+  // The checks of every call that takes pixels from JS: a byte array of exactly width·height·channels bytes.
+  static Pixels check_pixels(const val& data, double width, double height, double channels, const std::string& what) {
     const std::size_t w = js_dimension(width, "width"), h = js_dimension(height, "height");
     const std::size_t c = js_dimension(channels, "channels");
     attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
@@ -102,15 +123,27 @@ class CaptionerBinding {
                                             " bytes but a " + std::to_string(w) + "x" + std::to_string(h) +
                                             " image with " + std::to_string(c) + " channels needs exactly " +
                                             std::to_string(static_cast<long long>(needed)));
-    const api::CaptionParams params = api::caption_params(params_json);
-    const std::size_t stride = w * c;
-    std::vector<std::uint8_t> row(stride);
-    const auto read_row = [&](std::size_t y) {
+    return {w, h, c, w * c};
+  }
+  // Row y of a JS pixel array, copied into `row` (stride bytes): only the rows the resize needs cross into the heap.
+  static std::function<const std::uint8_t*(std::size_t)> row_reader(const val& data, std::size_t stride,
+                                                                    std::vector<std::uint8_t>& row) {
+    return [&data, stride, &row](std::size_t y) {
       const val src = data.call<val>("subarray", static_cast<double>(y * stride), static_cast<double>((y + 1) * stride));
       // the view is made right before the copy: nothing can grow the heap in between
       val(emscripten::typed_memory_view(stride, row.data())).call<void>("set", src);
       return static_cast<const std::uint8_t*>(row.data());
     };
+  }
+
+  // caption == nullptr: search (caption_rows); else teacher forcing of *caption (attend_rows).
+  val run(const val& data, double width, double height, double channels, const std::string& params_json,
+          const std::string* caption, const std::string& what) const {
+    const Pixels px = check_pixels(data, width, height, channels, what);
+    const api::CaptionParams params = api::caption_params(params_json);
+    std::vector<std::uint8_t> row(px.stride);
+    const auto read_row = row_reader(data, px.stride, row);
+    const std::size_t w = px.width, h = px.height, c = px.channels;
     return result_to_js(caption ? cap_->attend_rows(read_row, w, h, *caption, params, c)
                                 : cap_->caption_rows(read_row, w, h, params, c));
   }
@@ -138,6 +171,7 @@ EMSCRIPTEN_BINDINGS(attnlens_captioning) {
   emscripten::class_<CaptionerBinding>("Captioner")
       .class_function("fromBundles", &from_bundles, emscripten::allow_raw_pointers())
       .function("caption", &CaptionerBinding::caption)
+      .function("captionMany", &CaptionerBinding::caption_many)
       .function("attend", &CaptionerBinding::attend)
       .function("encode", &CaptionerBinding::encode)
       .function("captionGrid", &CaptionerBinding::caption_grid)

@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "image/preprocess.h"
+#include "kernels/parallel.h"
 #include "io/bundle.h"
 #include "kernels/kernels.h"
 #include "models/image_grid.h"
@@ -183,6 +184,18 @@ CaptionResult Captioner::caption_rows(const std::function<const std::uint8_t*(st
   std::vector<float> input(impl_->input_size * impl_->input_size * 3);
   image::preprocess(row, width, height, channels, impl_->input_size, input.data());
   return caption_grid(impl_->grid_from_input(input), params);
+}
+
+std::vector<CaptionResult> Captioner::caption_many(const std::vector<ImageRows>& images,
+                                                  const CaptionParams& params) const {
+  const std::size_t side = impl_->input_size;
+  std::vector<std::vector<float>> inputs(images.size(), std::vector<float>(side * side * 3));
+  for (std::size_t i = 0; i < images.size(); ++i)
+    image::preprocess(images[i].row, images[i].width, images[i].height, images[i].channels, side, inputs[i].data());
+  std::vector<CaptionResult> out(images.size());
+  kernels::parallel_each(images.size(),
+                         [&](std::size_t i) { out[i] = caption_grid(impl_->grid_from_input(inputs[i]), params); });
+  return out;
 }
 
 namespace {

@@ -81,6 +81,16 @@ class Captioner {
   CaptionResult caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
                              std::size_t height, const CaptionParams& params = {}, std::size_t channels = 4) const;
 
+  // Several images at once: each image's rows are read and preprocessed on the calling thread (as caption_rows
+  // does; a JS row source is not thread-safe), then the images are encoded and captioned shared among
+  // kernels::threads() threads (kernels/parallel.h). Results equal caption_rows() of each, bit for bit, for any
+  // thread count; the first error (e.g. an image of a bad size, found before any captioning) is thrown.
+  struct ImageRows {
+    std::function<const std::uint8_t*(std::size_t)> row;
+    std::size_t width = 0, height = 0, channels = 4;
+  };
+  std::vector<CaptionResult> caption_many(const std::vector<ImageRows>& images, const CaptionParams& params = {}) const;
+
   // Forced caption (teacher forcing, sat.forced_decode): runs the decoder over the given caption instead of
   // searching and returns, for each of its words and then <end>, the attention α over the grid, the gate β and the
   // log-probability of that word given the image and the words before it. The caption is split like the training

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "api/captioning.h"
 #include "api/sentiment.h"
 #include "api/translation.h"
 #include "common.h"
@@ -223,4 +224,45 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
   }
   // One text the classifier refuses (empty) fails the whole call with that text's error.
   CHECK_THROWS_WITH_AS(classifier->classify_many({"fine", "  "}), doctest::Contains("empty input"), attnlens::Error);
+}
+
+TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thread count") {
+  const auto cap = attnlens::api::Captioner::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/flickr8k-mobilenet");
+  struct Image {
+    std::size_t width, height, channels;
+    std::vector<std::uint8_t> pixels;
+  };
+  std::vector<Image> images;
+  for (auto [w, h, c] : {std::array<std::size_t, 3>{96, 80, 4}, {224, 224, 3}, {50, 130, 1}}) {
+    Image im{w, h, c, std::vector<std::uint8_t>(w * h * c)};
+    for (std::size_t i = 0; i < im.pixels.size(); ++i) im.pixels[i] = static_cast<std::uint8_t>((i * 7 + i / (w * c) * 13) & 255);
+    images.push_back(std::move(im));
+  }
+  auto rows_of = [](const Image& im) {
+    return [&im](std::size_t y) { return im.pixels.data() + y * im.width * im.channels; };
+  };
+  attnlens::api::CaptionParams params;
+  params.num_beams = 3;
+  std::vector<attnlens::api::CaptionResult> single;
+  std::vector<attnlens::api::Captioner::ImageRows> list;
+  for (const Image& im : images) {
+    single.push_back(cap->caption_rows(rows_of(im), im.width, im.height, params, im.channels));
+    list.push_back({rows_of(im), im.width, im.height, im.channels});
+  }
+  for (std::size_t n : {1, 2, 3}) {
+    Threads t(n);
+    CAPTURE(n);
+    const auto many = cap->caption_many(list, params);
+    REQUIRE(many.size() == images.size());
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      CHECK(many[i].text == single[i].text);
+      CHECK(many[i].score == single[i].score);
+      CHECK(same_bits(many[i].betas, single[i].betas));
+      REQUIRE(many[i].attentions.size() == 1);
+      CHECK(same_bits(many[i].attentions[0].data, single[i].attentions[0].data));
+    }
+  }
+  // An image of a bad size is refused before any captioning.
+  list.push_back({rows_of(images[0]), 0, 10, 4});
+  CHECK_THROWS_AS(cap->caption_many(list, params), attnlens::Error);
 }

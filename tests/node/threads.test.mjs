@@ -36,6 +36,7 @@ const WORKLOADS = `
       sentiment: await clf(['a gorgeous , witty film', 'dull and far too long']),
       grid: cap.encode(image(160, 120, 1)),
       caption: await cap(image(96, 80, 2), { num_beams: 3 }),
+      captions: await cap([image(96, 80, 2), image(120, 90, 3), image(64, 64, 4)], { num_beams: 2 }),
     };
     for (const p of [tr, clf, cap]) p.dispose();
     return bits(out);

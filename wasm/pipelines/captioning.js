@@ -219,9 +219,11 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     params.allow_unk = checkBool(o.allow_unk, 'allow_unk') ?? false;
     const paramsJson = JSON.stringify(params);
     if (Array.isArray(input)) {
-      const out = [];
-      for (const x of input) out.push(await captionOne(x, paramsJson, outputAttentions));
-      return out;
+      // One engine call for the list: the images are shared among the engine's threads (the threaded module).
+      const images = [];
+      for (const x of input) images.push(await toPixels(x));
+      return own.engine.captionMany(images.map((px) => ({ data: px.data, width: px.width, height: px.height,
+        channels: px.channels })), paramsJson).map((r) => shape(r, outputAttentions));
     }
     return captionOne(input, paramsJson, outputAttentions);
   };
