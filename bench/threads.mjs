@@ -10,7 +10,8 @@
 //
 // Workloads: a list of N Multi30k test_2016_flickr sentences translated in one call (de-en-general, greedy and
 // beam 4, every map), the same sentences one call each, the caption encoder (MobileNetV2, 224² after resize) on
-// synthetic 320×240 images, and those images captioned as one list (flickr8k-mobilenet, greedy). Run it on an otherwise idle machine: a busy core halves what a thread can add.
+// synthetic 320×240 images, and those images captioned as one list (flickr8k-mobilenet, greedy); also one call per
+// sentence of de-en-rnn-general and sst2-selfattn, whose bidirectional encoders run their directions side by side. Run it on an otherwise idle machine: a busy core halves what a thread can add.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +73,8 @@ function fingerprint(value, out = []) {
 }
 
 const translator = await pipeline('translation', 'de-en-general');
+const rnn = await pipeline('translation', 'de-en-rnn-general');
+const sentiment = await pipeline('sentiment-analysis', 'sst2-selfattn');
 const captioner = await pipeline('image-to-text', 'flickr8k-mobilenet');
 const images = Array.from({ length: IMAGES }, (_, i) => syntheticImage(i));
 const workloads = [
@@ -83,6 +86,18 @@ const workloads = [
     run: async () => {
       const out = [];
       for (const s of sentences.slice(0, N)) out.push(await translator(s, { num_beams: 1 }));
+      return out;
+    } },
+  { name: 'RNN translation (de-en-rnn-general), one call per sentence, greedy, every map', items: N / 2,
+    run: async () => {
+      const out = [];
+      for (const s of sentences.slice(0, N / 2)) out.push(await rnn(s, { num_beams: 1 }));
+      return out;
+    } },
+  { name: 'sentiment (sst2-selfattn), one call per sentence', items: N * 5,
+    run: async () => {
+      const out = [];
+      for (const s of sentences.slice(0, N * 5)) out.push(await sentiment(s));
       return out;
     } },
   { name: 'caption encoder (MobileNetV2), one image per call', items: IMAGES,
@@ -113,8 +128,7 @@ for (const w of workloads.filter((x) => ONLY.length === 0 || ONLY.some((word) =>
   rows.push(row);
   console.error(JSON.stringify(row));
 }
-translator.dispose();
-captioner.dispose();
+for (const p of [translator, rnn, sentiment, captioner]) p.dispose();
 
 console.log(`| workload | 1 thread, items/s | ${THREADS} threads, items/s | ratio | same results |`);
 console.log('|---|---|---|---|---|');

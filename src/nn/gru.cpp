@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attnlens::nn {
 
@@ -129,8 +130,9 @@ void Gru::forward(const float* x, std::size_t t, float* out, const float* h0, fl
   require(!dirs_.empty(), "gru: forward on an empty (default-constructed) layer");
   require(t == 0 || (x != nullptr && out != nullptr), "gru: forward: x and out must not be null");
   const std::size_t hs = hidden_size_, g3 = 3 * hs, out_ld = output_size();
-  std::vector<float> proj(t * g3), scratch(6 * hs), h(hs);
-  for (std::size_t d = 0; d < dirs_.size(); ++d) {
+  // The directions are independent: with threads (kernels/parallel.h) each runs on its own, same bits.
+  kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
+    std::vector<float> proj(t * g3), scratch(6 * hs), h(hs);
     const GruCellWeights w = cell(d);
     // proj [T × 3H] = X W_ihᵀ + b_ih for every step at once.
     if (t > 0)
@@ -145,7 +147,7 @@ void Gru::forward(const float* x, std::size_t t, float* out, const float* h0, fl
     }
     if (h_n != nullptr)
       for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
-  }
+  });
 }
 
 }  // namespace attnlens::nn

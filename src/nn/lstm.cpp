@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attnlens::nn {
 
@@ -139,8 +140,9 @@ void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, c
   require(!dirs_.empty(), "lstm: forward on an empty (default-constructed) layer");
   require(t == 0 || (x != nullptr && out != nullptr), "lstm: forward: x and out must not be null");
   const std::size_t hs = hidden_size_, g4 = 4 * hs, out_ld = output_size();
-  std::vector<float> proj(t * g4), gates(g4), h(hs), c(hs);
-  for (std::size_t d = 0; d < dirs_.size(); ++d) {
+  // The directions are independent: with threads (kernels/parallel.h) each runs on its own, same bits.
+  kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
+    std::vector<float> proj(t * g4), gates(g4), h(hs), c(hs);
     const Dir& dir = dirs_[d];
     // Input projection of every step at once: proj [T × 4H] = X W_ihᵀ + (b_ih + b_hh).
     if (t > 0) {
@@ -162,7 +164,7 @@ void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, c
       for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
     if (c_n != nullptr)
       for (std::size_t k = 0; k < hs; ++k) c_n[d * hs + k] = c[k];
-  }
+  });
 }
 
 std::vector<float> Lstm::forward(const std::vector<float>& x, std::size_t t) const {

@@ -222,6 +222,12 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
     CHECK(same_bits(many[i].probabilities, one[i].probabilities));
     CHECK(same_bits(many[i].attentions.at(0).data, one[i].attentions.at(0).data));
   }
+  // One call at a time with two threads: the BiLSTM's directions run side by side, same bits.
+  for (std::size_t i = 0; i < reviews.size(); ++i) {
+    const auto r = classifier->classify(reviews[i]);
+    CHECK(same_bits(r.probabilities, one[i].probabilities));
+    CHECK(same_bits(r.attentions.at(0).data, one[i].attentions.at(0).data));
+  }
   // One text the classifier refuses (empty) fails the whole call with that text's error.
   CHECK_THROWS_WITH_AS(classifier->classify_many({"fine", "  "}), doctest::Contains("empty input"), attnlens::Error);
 }
@@ -265,4 +271,17 @@ TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thr
   // An image of a bad size is refused before any captioning.
   list.push_back({rows_of(images[0]), 0, 10, 4});
   CHECK_THROWS_AS(cap->caption_many(list, params), attnlens::Error);
+}
+
+TEST_CASE("parallel: an RNN translator's bidirectional encoder gives the same bits on two threads") {
+  const std::string dir = std::string(ATTNLENS_SOURCE_DIR) + "/models/de-en-rnn-general";
+  const auto translator = attnlens::api::Translator::load(dir);
+  const std::string text = "Ein kleiner Junge spielt mit seinem Hund im Garten.";
+  const auto one = translator->translate(text);
+  Threads t(2);
+  const auto two = translator->translate(text);
+  CHECK(two.text == one.text);
+  CHECK(two.score == one.score);
+  REQUIRE(two.attentions.size() == one.attentions.size());
+  for (std::size_t m = 0; m < one.attentions.size(); ++m) CHECK(same_bits(two.attentions[m].data, one.attentions[m].data));
 }
