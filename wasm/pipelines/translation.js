@@ -8,6 +8,8 @@
 //   //   source_tokens: ['▁Ein', '▁Hund', …, '</s>'], target_tokens: ['▁A', '▁dog', …, '</s>'],
 //   //   attentions: [{ name: 'cross', layer: 0, head: 0, dims: [T, S], data: Float32Array }, …],
 //   //   truncated: false, source_ids: Int32Array, target_ids: Int32Array, score: -2.9, num_beams: 4 }
+//   const outs = await translate(['Danke!', 'Wie geht es dir?']);   // a list: one result per text, in order; every
+//   // sentence of every text goes to the engine in one call (shared among its threads in the threaded module)
 //
 // Options (at creation they become this pipeline's defaults; per call they override them):
 //   num_beams          1 = greedy, up to 64 (default: the bundle's decoding.num_beams, 4 for the shipped models)
