@@ -95,8 +95,15 @@ export function threadsAvailable() {
   return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true;
 }
 
-function hardwareThreads() {
-  const n = typeof navigator === 'object' && navigator !== null ? navigator.hardwareConcurrency : undefined;
+// The machine's threads: navigator.hardwareConcurrency in browsers (and Node ≥ 21), os.availableParallelism() in
+// Node 20, which has no navigator.
+async function hardwareThreads() {
+  let n = typeof navigator === 'object' && navigator !== null ? navigator.hardwareConcurrency : undefined;
+  if (n === undefined && isNode) {
+    const osName = 'node:os'; // a variable specifier keeps bundlers from pulling node:os into a browser build
+    const os = await import(/* @vite-ignore */ /* webpackIgnore: true */ osName);
+    n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  }
   return Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
@@ -147,7 +154,7 @@ export function init(options = {}) {
         throw new TypeError('attnlens: init({ wasmBinary }) must be an ArrayBuffer or a Uint8Array');
       }
       const printErr = (text) => console.error(`attnlens: ${text}`);
-      const wanted = threadsOption === 'auto' ? Math.min(hardwareThreads(), AUTO_THREADS_MAX) : threadsOption;
+      const wanted = threadsOption === 'auto' ? Math.min(await hardwareThreads(), AUTO_THREADS_MAX) : threadsOption;
       let m = null;
       threadedLoadError = null;
       if (wanted > 1 && binary === undefined && options.wasmUrl === undefined && threadsAvailable()) {

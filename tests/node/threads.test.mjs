@@ -78,6 +78,18 @@ test('Node loads the threaded module, and it equals the single-threaded one bit 
   attnlens.setThreads(2);
 });
 
+test('init() in Node chooses the threaded module with the machine\'s threads (at most 4)', { skip }, () => {
+  const code = `const a = await import(${JSON.stringify(`${ROOT}/wasm/index.js`)});
+    await a.init();
+    const os = await import('node:os');
+    process.stdout.write(JSON.stringify({ info: a.info(), cores: os.availableParallelism() }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const { info, cores } = JSON.parse(r.stdout);
+  assert.equal(info.threads, Math.min(cores, 4));
+  assert.equal(info.threaded, cores > 1, JSON.stringify(info));
+});
+
 test('init({ threads }) refuses what is not a thread count', { skip }, () => {
   const code = `const a = await import(${JSON.stringify(`${ROOT}/wasm/index.js`)});
     for (const t of [0, -1, 17, 2.5, '2', null]) {
