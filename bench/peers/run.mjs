@@ -68,7 +68,7 @@ try {
 if (!existsSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm'))) hint('wasm/dist is not built; run `npm run build:wasm`');
 const built = statSync(path.join(ROOT, 'wasm', 'dist', 'attnlens.wasm')).mtime.toISOString().slice(0, 16); // the build loaded
 const { pipeline, BpeTokenizer, tokenizeWords, init } = await import('../../wasm/index.js');
-await init();
+await init({ threads: 1 }); // one thread each: the single-threaded module, as onnxruntime-web below
 
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.simd = true;
