@@ -6,8 +6,11 @@
 // message a person can act on (never an abort).
 #pragma once
 
-// Tensor, TensorMap, version(), simd_backend().
+// Tensor, TensorMap, version(), simd_backend(), threads (set_threads / threads / threads_supported).
 #include "api/tensor.h"
+
+// OptionReader: the one reader of every task's JSON options.
+#include "api/options.h"
 
 // The attention catalogue through run_op() / list_ops(), and MultiHeadKvCache.
 #include "api/ops.h"

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "common.h"
 #include "image/preprocess.h"
 #include "kernels/parallel.h"
@@ -20,28 +21,13 @@
 namespace attnlens::api {
 
 CaptionParams caption_params(const std::string& params_json) {
+  OptionReader o("caption options", params_json);
   CaptionParams p;
-  nlohmann::json j;
-  try {
-    j = params_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("caption options: not valid JSON (") + e.what() + ")");
-  }
-  require(j.is_object(), "caption options must be a JSON object");
-  for (const auto& [key, v] : j.items()) {
-    if (key == "num_beams" || key == "max_new_tokens") {
-      const long long limit = key == "num_beams" ? 64 : 1000;
-      require(v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= limit,
-              "caption option " + key + " must be an integer in [1, " + std::to_string(limit) + "]");
-      (key == "num_beams" ? p.num_beams : p.max_new_tokens) = static_cast<int>(v.get<long long>());
-    } else if (key == "output_attentions" || key == "allow_unk") {
-      require(v.is_boolean(), "caption option " + key + " must be true or false");
-      (key == "output_attentions" ? p.output_attentions : p.allow_unk) = v.get<bool>();
-    } else {
-      throw Error("unknown caption option '" + key +
-                  "' (known: num_beams, max_new_tokens, output_attentions, allow_unk)");
-    }
-  }
+  p.num_beams = static_cast<int>(o.integer("num_beams", p.num_beams, 1, 64));
+  p.max_new_tokens = static_cast<int>(o.integer("max_new_tokens", p.max_new_tokens, 1, 1000));
+  p.output_attentions = o.boolean("output_attentions", p.output_attentions);
+  p.allow_unk = o.boolean("allow_unk", p.allow_unk);
+  o.finish();
   return p;
 }
 

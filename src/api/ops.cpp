@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "attention/alignment.h"
 #include "attention/attention_over_attention.h"
 #include "attention/co_attention.h"
@@ -33,94 +34,6 @@ namespace {
 
 // Reads the JSON params of one op call. Every key read is remembered so that finish() can reject keys the op does
 // not know (a misspelt "causal" must not silently run without the mask).
-class Params {
- public:
-  Params(const std::string& op, const std::string& text) : op_(op) {
-    if (text.empty()) {
-      json_ = nlohmann::json::object();
-      return;
-    }
-    try {
-      json_ = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(op + ": params are not valid JSON (" + e.what() + ")");
-    }
-    require(json_.is_object(), op + ": params must be a JSON object, got " + json_.dump());
-  }
-
-  bool has(const std::string& key) {
-    known_.insert(key);
-    return json_.contains(key) && !json_[key].is_null();
-  }
-
-  double number(const std::string& key, double fallback) {
-    if (!has(key)) return fallback;
-    const auto& v = json_[key];
-    if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
-    require(v.is_number(), op_ + ": param '" + key + "' must be a number, got " + v.dump());
-    return v.get<double>();
-  }
-
-  // A non-negative integer param (sizes, positions, seeds, counts).
-  std::size_t index(const std::string& key, std::size_t fallback) {
-    if (!has(key)) return fallback;
-    const auto& v = json_[key];
-    require(v.is_number_integer() && v.get<long long>() >= 0,
-            op_ + ": param '" + key + "' must be a non-negative integer, got " + v.dump());
-    return static_cast<std::size_t>(v.get<long long>());
-  }
-
-  std::vector<std::size_t> index_list(const std::string& key) {
-    require(has(key), op_ + ": missing param '" + key + "' (a list of non-negative integers)");
-    const auto& v = json_[key];
-    require(v.is_array(), op_ + ": param '" + key + "' must be a list of non-negative integers, got " + v.dump());
-    std::vector<std::size_t> out;
-    for (const auto& x : v) {
-      require(x.is_number_integer() && x.get<long long>() >= 0,
-              op_ + ": param '" + key + "' must hold non-negative integers, got " + x.dump());
-      out.push_back(static_cast<std::size_t>(x.get<long long>()));
-    }
-    return out;
-  }
-
-  std::size_t required_index(const std::string& key) {
-    require(has(key), op_ + ": missing param '" + key + "'");
-    return index(key, 0);
-  }
-
-  bool flag(const std::string& key, bool fallback) {
-    if (!has(key)) return fallback;
-    const auto& v = json_[key];
-    require(v.is_boolean() || v.is_number_integer(),
-            op_ + ": param '" + key + "' must be true or false, got " + v.dump());
-    return v.is_boolean() ? v.get<bool>() : v.get<long long>() != 0;
-  }
-
-  std::string text(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed) {
-    if (!has(key)) return fallback;
-    const auto& v = json_[key];
-    require(v.is_string(), op_ + ": param '" + key + "' must be a string, got " + v.dump());
-    std::string s = v.get<std::string>();
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw Error(op_ + ": param '" + key + "' is '" + s + "', expected one of: " + list);
-    }
-    return s;
-  }
-
-  void finish() const {
-    for (auto it = json_.begin(); it != json_.end(); ++it) {
-      if (!known_.count(it.key())) throw Error(op_ + ": unknown param '" + it.key() + "'");
-    }
-  }
-
- private:
-  std::string op_;
-  nlohmann::json json_;
-  std::set<std::string> known_;
-};
-
 // Typed access to the input tensors of one op call, with shape checks whose messages name the op and the input.
 class Inputs {
  public:
@@ -191,7 +104,7 @@ class Inputs {
   std::set<std::string> known_;
 };
 
-using OpFn = std::function<TensorMap(Inputs&, Params&)>;
+using OpFn = std::function<TensorMap(Inputs&, OptionReader&)>;
 
 struct OpEntry {
   OpInfo info;
@@ -217,7 +130,7 @@ TensorMap run_op(const std::string& name, const TensorMap& inputs, const std::st
   for (const auto& e : registry()) {
     if (e.info.name != name) continue;
     Inputs in(name, inputs);
-    Params params(name, params_json);
+    OptionReader params(name, params_json);
     TensorMap out = e.run(in, params);
     // Unknown names are reported after the op ran so that every key the op might read has been seen.
     in.finish();
@@ -285,7 +198,7 @@ struct MaskInputs {
   att::AlignMask mask;
 };
 
-void read_masks(Inputs& in, Params& params, std::size_t n_q, std::size_t n_k, MaskInputs& m) {
+void read_masks(Inputs& in, OptionReader& params, std::size_t n_q, std::size_t n_k, MaskInputs& m) {
   m.mask.key_keep = read_key_keep(in, n_k, m.key_keep);
   if (in.has("keep")) {
     const Tensor& t = in.get("keep");
@@ -315,7 +228,7 @@ att::AdditiveScoreWeights additive_weights(Inputs& in, std::size_t d_q, std::siz
   return w;
 }
 
-TensorMap run_pairwise_score(const std::string& op, Inputs& in, Params& params) {
+TensorMap run_pairwise_score(const std::string& op, Inputs& in, OptionReader& params) {
   const Rows q = rows_of(in, "q");
   const Tensor& keys = in.shape("keys", {kAny, q.d}, "[n_k, d]: keys of the size of q");
   const std::size_t n_k = keys.dims[0];
@@ -332,7 +245,7 @@ TensorMap run_pairwise_score(const std::string& op, Inputs& in, Params& params) 
   return {{"scores", std::move(scores)}};
 }
 
-TensorMap run_score_general(Inputs& in, Params&) {
+TensorMap run_score_general(Inputs& in, OptionReader&) {
   const Rows q = rows_of(in, "q");
   const Tensor& keys = in.rank("keys", 2);
   const std::size_t n_k = keys.dims[0], d_k = keys.dims[1];
@@ -342,7 +255,7 @@ TensorMap run_score_general(Inputs& in, Params&) {
   return {{"scores", std::move(scores)}};
 }
 
-TensorMap run_score_additive(Inputs& in, Params&) {
+TensorMap run_score_additive(Inputs& in, OptionReader&) {
   const Rows q = rows_of(in, "q");
   const Tensor& keys = in.rank("keys", 2);
   const std::size_t n_k = keys.dims[0];
@@ -355,7 +268,7 @@ TensorMap run_score_additive(Inputs& in, Params&) {
   return {{"scores", std::move(scores)}, {"keys_proj", std::move(keys_proj)}};
 }
 
-TensorMap run_score_location(Inputs& in, Params& params) {
+TensorMap run_score_location(Inputs& in, OptionReader& params) {
   const Rows q = rows_of(in, "q");
   const Tensor& w_a = in.shape("w_a", {kAny, q.d}, "[n_max, d_q]");
   const std::size_t n_k = params.index("n_k", w_a.dims[0]);
@@ -368,7 +281,7 @@ TensorMap run_score_location(Inputs& in, Params& params) {
   return {{"scores", std::move(scores)}, {"weights", std::move(weights)}};
 }
 
-TensorMap run_align_soft(Inputs& in, Params& params) {
+TensorMap run_align_soft(Inputs& in, OptionReader& params) {
   const Rows s = rows_of(in, "scores");
   MaskInputs m;
   read_masks(in, params, s.n, s.d, m);
@@ -377,7 +290,7 @@ TensorMap run_align_soft(Inputs& in, Params& params) {
   return {{"weights", std::move(weights)}};
 }
 
-TensorMap run_align_local_m(Inputs& in, Params& params) {
+TensorMap run_align_local_m(Inputs& in, OptionReader& params) {
   const Tensor& scores = in.rank("scores", 1);
   const std::size_t n = scores.dims[0];
   const std::size_t t = params.required_index("t");
@@ -389,7 +302,7 @@ TensorMap run_align_local_m(Inputs& in, Params& params) {
   return {{"weights", std::move(weights)}};
 }
 
-TensorMap run_align_local_p(Inputs& in, Params& params) {
+TensorMap run_align_local_p(Inputs& in, OptionReader& params) {
   const Tensor& scores = in.rank("scores", 1);
   const std::size_t n = scores.dims[0];
   const std::size_t d = params.required_index("D");
@@ -416,7 +329,7 @@ TensorMap run_align_local_p(Inputs& in, Params& params) {
   return {{"weights", std::move(weights)}, {"p", scalar(p)}};
 }
 
-TensorMap run_align_hard_argmax(Inputs& in, Params&) {
+TensorMap run_align_hard_argmax(Inputs& in, OptionReader&) {
   const Tensor& weights = in.rank("weights", 1);
   const std::size_t n = weights.dims[0];
   require(n >= 1, "align_hard_argmax: 'weights' must hold at least one position");
@@ -425,7 +338,7 @@ TensorMap run_align_hard_argmax(Inputs& in, Params&) {
   return {{"one_hot", std::move(one_hot)}, {"index", scalar(static_cast<double>(index))}};
 }
 
-TensorMap run_align_hard_sample(Inputs& in, Params& params) {
+TensorMap run_align_hard_sample(Inputs& in, OptionReader& params) {
   const Tensor& weights = in.rank("weights", 1);
   const std::size_t n = weights.dims[0];
   require(n >= 1, "align_hard_sample: 'weights' must hold at least one position");
@@ -439,7 +352,7 @@ TensorMap run_align_hard_sample(Inputs& in, Params& params) {
   return {{"samples", std::move(samples)}};
 }
 
-TensorMap run_soft_context(Inputs& in, Params&) {
+TensorMap run_soft_context(Inputs& in, OptionReader&) {
   const Rows w = rows_of(in, "weights");
   const Tensor& values = in.shape("values", {w.d, kAny}, "[n_k, d_v]: one value per weight");
   const std::size_t d_v = values.dims[1];
@@ -448,7 +361,7 @@ TensorMap run_soft_context(Inputs& in, Params&) {
   return {{"context", std::move(context)}};
 }
 
-TensorMap run_key_value_attention(Inputs& in, Params& params) {
+TensorMap run_key_value_attention(Inputs& in, OptionReader& params) {
   const Rows q = rows_of(in, "q");
   const Tensor& keys = in.shape("keys", {kAny, q.d}, "[n_k, d_k]: keys of the size of q");
   const std::size_t n_k = keys.dims[0];
@@ -478,7 +391,7 @@ void read_multi_head_weights(Inputs& in, std::size_t embed_dim, std::size_t num_
   w.out_proj_bias = in.optional("out_proj_bias", {embed_dim}, "[E]");
 }
 
-TensorMap run_multi_head_attention(Inputs& in, Params& params) {
+TensorMap run_multi_head_attention(Inputs& in, OptionReader& params) {
   const Rows q = rows_of(in, "query");
   const Tensor& key = in.shape("key", {kAny, q.d}, "[n_k, E]");
   const std::size_t n_k = key.dims[0];
@@ -495,7 +408,7 @@ TensorMap run_multi_head_attention(Inputs& in, Params& params) {
   return {{"out", std::move(out)}, {"weights", std::move(weights)}};
 }
 
-TensorMap run_structured_self_attention(Inputs& in, Params&) {
+TensorMap run_structured_self_attention(Inputs& in, OptionReader&) {
   const Tensor& h = in.rank("h", 2);
   const std::size_t t = h.dims[0];
   att::StructuredSelfAttentionWeights w;
@@ -515,7 +428,7 @@ TensorMap run_structured_self_attention(Inputs& in, Params&) {
   return {{"a", std::move(a)}, {"m", std::move(m)}, {"penalty", scalar(penalty)}};
 }
 
-TensorMap run_relation_self_attention(Inputs& in, Params&) {
+TensorMap run_relation_self_attention(Inputs& in, OptionReader&) {
   const Tensor& x = in.rank("x", 2);
   const std::size_t t = x.dims[0];
   att::RelationAttentionWeights w;
@@ -536,7 +449,7 @@ TensorMap run_relation_self_attention(Inputs& in, Params&) {
   return {{"a", std::move(a)}, {"word", std::move(word)}, {"sentence", std::move(sentence)}};
 }
 
-TensorMap run_co_attention_parallel(Inputs& in, Params&) {
+TensorMap run_co_attention_parallel(Inputs& in, OptionReader&) {
   const Tensor& v = in.rank("v", 2);
   const std::size_t n = v.dims[0];
   att::ParallelCoAttentionWeights w;
@@ -556,7 +469,7 @@ TensorMap run_co_attention_parallel(Inputs& in, Params&) {
           {"v_hat", std::move(v_hat)}, {"q_hat", std::move(q_hat)}};
 }
 
-TensorMap run_co_attention_max_pooled(Inputs& in, Params&) {
+TensorMap run_co_attention_max_pooled(Inputs& in, OptionReader&) {
   const Tensor& v = in.rank("v", 2);
   const std::size_t n = v.dims[0];
   att::ParallelCoAttentionWeights w;
@@ -570,7 +483,7 @@ TensorMap run_co_attention_max_pooled(Inputs& in, Params&) {
           {"v_hat", std::move(v_hat)}, {"q_hat", std::move(q_hat)}};
 }
 
-TensorMap run_co_attention_alternating(Inputs& in, Params&) {
+TensorMap run_co_attention_alternating(Inputs& in, OptionReader&) {
   const Tensor& v = in.rank("v", 2);
   const std::size_t n = v.dims[0];
   att::AlternatingCoAttentionWeights w;
@@ -592,7 +505,7 @@ TensorMap run_co_attention_alternating(Inputs& in, Params&) {
           {"v_hat", std::move(v_hat)}, {"a_q", std::move(a_q)}, {"q_hat", std::move(q_hat)}};
 }
 
-TensorMap run_attention_over_attention(Inputs& in, Params&) {
+TensorMap run_attention_over_attention(Inputs& in, OptionReader&) {
   const Tensor& doc = in.rank("doc", 2);
   const std::size_t n = doc.dims[0], d = doc.dims[1];
   const std::size_t m = in.shape("query", {kAny, d}, "[m, d]: query words of the size of the document's").dims[0];
@@ -614,7 +527,7 @@ att::AttentionPoolWeights pool_weights(Inputs& in, std::size_t d, const std::str
   return w;
 }
 
-TensorMap run_hierarchical_attention(Inputs& in, Params& params) {
+TensorMap run_hierarchical_attention(Inputs& in, OptionReader& params) {
   const Tensor& words = in.rank("words", 2);
   const std::size_t total = words.dims[0], d = words.dims[1];
   const std::vector<std::size_t> lengths = params.index_list("sentence_lengths");
@@ -632,7 +545,7 @@ TensorMap run_hierarchical_attention(Inputs& in, Params& params) {
           {"sentence_alpha", std::move(sentence_alpha)}, {"document", std::move(document)}};
 }
 
-TensorMap run_pointer_attention(Inputs& in, Params&) {
+TensorMap run_pointer_attention(Inputs& in, OptionReader&) {
   const Rows dec = rows_of(in, "decoder");
   const Tensor& enc = in.rank("encoder", 2);
   const std::size_t n = enc.dims[0];
@@ -648,7 +561,7 @@ TensorMap run_pointer_attention(Inputs& in, Params&) {
   return {{"probs", std::move(probs)}, {"pointers", std::move(pointer_tensor)}};
 }
 
-TensorMap run_coverage_attention(Inputs& in, Params&) {
+TensorMap run_coverage_attention(Inputs& in, OptionReader&) {
   const Rows q = rows_of(in, "queries");
   const Tensor& keys = in.rank("keys", 2);
   const std::size_t n_k = keys.dims[0];
@@ -663,13 +576,13 @@ TensorMap run_coverage_attention(Inputs& in, Params&) {
   return {{"weights", std::move(weights)}, {"coverage", std::move(coverage)}};
 }
 
-TensorMap run_coverage_penalty(Inputs& in, Params& params) {
+TensorMap run_coverage_penalty(Inputs& in, OptionReader& params) {
   const Tensor& weights = in.rank("weights", 2);
   const double beta = params.number("beta", 0.0);
   return {{"penalty", scalar(att::coverage_penalty(weights.data.data(), weights.dims[0], weights.dims[1], beta))}};
 }
 
-TensorMap run_position_weighted_memory(Inputs& in, Params& params) {
+TensorMap run_position_weighted_memory(Inputs& in, OptionReader& params) {
   const Tensor& e = in.rank("embeddings", 2);
   const std::size_t t = e.dims[0], d = e.dims[1];
   const std::size_t model = params.required_index("model");
@@ -690,7 +603,7 @@ TensorMap run_position_weighted_memory(Inputs& in, Params& params) {
   return {{"memory", std::move(memory)}, {"alpha", std::move(alpha)}, {"out", std::move(out)}};
 }
 
-TensorMap run_visual_soft_attention(Inputs& in, Params& params) {
+TensorMap run_visual_soft_attention(Inputs& in, OptionReader& params) {
   const Tensor& features = in.rank("features", 2);
   const std::size_t n = features.dims[0];
   const Tensor& h = in.rank("h", 1);
@@ -704,7 +617,7 @@ TensorMap run_visual_soft_attention(Inputs& in, Params& params) {
   return {{"alpha", std::move(alpha)}, {"beta", std::move(beta)}, {"context", std::move(context)}};
 }
 
-TensorMap run_doubly_stochastic_penalty(Inputs& in, Params& params) {
+TensorMap run_doubly_stochastic_penalty(Inputs& in, OptionReader& params) {
   const Tensor& alphas = in.rank("alphas", 2);
   const double lambda = params.number("lambda", 1.0);
   return {{"penalty", scalar(att::doubly_stochastic_penalty(alphas.data.data(), alphas.dims[0], alphas.dims[1],
@@ -732,7 +645,7 @@ std::vector<float> layer_means(Inputs& in, std::size_t& layers, std::size_t& n) 
   return out;
 }
 
-TensorMap run_attention_rollout(Inputs& in, Params& params) {
+TensorMap run_attention_rollout(Inputs& in, OptionReader& params) {
   std::size_t layers = 0, n = 0;
   const std::vector<float> maps = layer_means(in, layers, n);
   const double residual = params.number("residual", 0.5);
@@ -741,7 +654,7 @@ TensorMap run_attention_rollout(Inputs& in, Params& params) {
   return {{"rollout", std::move(rollout)}};
 }
 
-TensorMap run_attention_flow(Inputs& in, Params& params) {
+TensorMap run_attention_flow(Inputs& in, OptionReader& params) {
   std::size_t layers = 0, n = 0;
   const std::vector<float> maps = layer_means(in, layers, n);
   const double residual = params.number("residual", 0.5);
@@ -753,7 +666,7 @@ TensorMap run_attention_flow(Inputs& in, Params& params) {
 OpEntry op(OpInfo info, OpFn fn) { return OpEntry{std::move(info), std::move(fn)}; }
 
 OpFn pairwise(const char* name) {
-  return [name](Inputs& in, Params& p) { return run_pairwise_score(name, in, p); };
+  return [name](Inputs& in, OptionReader& p) { return run_pairwise_score(name, in, p); };
 }
 
 const std::vector<OpEntry>& registry() {
@@ -902,7 +815,7 @@ const std::vector<OpEntry>& registry() {
 // ---- MultiHeadKvCache ----
 
 MultiHeadKvCacheParams multi_head_kv_cache_params(const std::string& params_json) {
-  Params p("MultiHeadKvCache", params_json);
+  OptionReader p("MultiHeadKvCache", params_json);
   MultiHeadKvCacheParams out;
   out.num_heads = p.index("num_heads", out.num_heads);
   out.capacity = p.index("capacity", out.capacity);

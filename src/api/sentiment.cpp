@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "common.h"
 #include "io/bundle.h"
 #include "kernels/parallel.h"
@@ -28,26 +29,11 @@ void check_max_tokens(std::size_t n, const std::string& where) {
 }  // namespace
 
 SentimentParams sentiment_params(const std::string& params_json) {
+  OptionReader o("sentiment params", params_json);
   SentimentParams p;
-  if (params_json.empty()) return p;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("sentiment params are not valid JSON (") + e.what() + ")");
-  }
-  require(j.is_object(), "sentiment params must be a JSON object such as {\"max_tokens\": 256}, got " + j.dump());
-  for (const auto& [key, value] : j.items()) {
-    if (key == "max_tokens") {
-      require(value.is_number_integer() && value.get<std::int64_t>() >= 1 &&
-                  value.get<std::int64_t>() <= static_cast<std::int64_t>(kMaxTokensLimit),
-              "sentiment params: max_tokens must be an integer in [1, " + std::to_string(kMaxTokensLimit) +
-                  "], got " + value.dump());
-      p.max_tokens = static_cast<std::size_t>(value.get<std::int64_t>());
-    } else {
-      throw Error("sentiment params: unknown key '" + key + "' (known: max_tokens)");
-    }
-  }
+  p.max_tokens = static_cast<std::size_t>(
+      o.integer("max_tokens", static_cast<long long>(p.max_tokens), 1, static_cast<long long>(kMaxTokensLimit)));
+  o.finish();
   return p;
 }
 

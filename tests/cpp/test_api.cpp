@@ -136,3 +136,32 @@ TEST_CASE("api: MultiHeadKvCache checks its weights, its capacity and its inputs
   CHECK_THROWS_WITH_AS(api::MultiHeadKvCache(wide, p), doctest::Contains("cached floats per keys/values buffer"),
                        attnlens::Error);
 }
+
+TEST_CASE("api: one option reader for every task's JSON options (api/options.h)") {
+  using attnlens::api::OptionReader;
+  OptionReader o("demo", "{\"n\": 3, \"on\": true, \"kind\": \"b\", \"big\": 18446744073709551615}");
+  CHECK(o.integer("n", 0, 1, 5) == 3);
+  CHECK(o.integer("missing", 7, 1, 5) == 7);  // absent: the caller's default, unchecked
+  CHECK(o.boolean("on", false));
+  CHECK(o.text("kind", "a", {"a", "b"}) == "b");
+  CHECK_THROWS_WITH_AS(o.integer("big", 0, 0, 100), doctest::Contains("demo: param 'big' must be an integer in [0, 100]"),
+                       attnlens::Error);
+  o.finish();  // every key was read
+  CHECK_THROWS_WITH_AS(OptionReader("demo", "{\"n\": 9}").integer("n", 0, 1, 5),
+                       doctest::Contains("must be an integer in [1, 5], got 9"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(OptionReader("demo", "{\"n\": 1.5}").integer("n", 0, 1, 5), doctest::Contains("got 1.5"),
+                       attnlens::Error);
+  CHECK_THROWS_WITH_AS(OptionReader("demo", "{\"on\": 1}").boolean("on", false),
+                       doctest::Contains("'on' must be true or false"), attnlens::Error);
+  CHECK(OptionReader("demo", "{\"on\": 1}").flag("on", false));  // flag() takes 0/1 too (the catalogue ops)
+  OptionReader extra("demo", "{\"n\": 1, \"typo\": 2}");
+  extra.integer("n", 0, 0, 5);
+  CHECK_THROWS_WITH_AS(extra.finish(), doctest::Contains("demo: unknown param 'typo' (known: n)"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(OptionReader("demo", "[1]"), doctest::Contains("must be a JSON object"), attnlens::Error);
+  CHECK_THROWS_WITH_AS(OptionReader("demo", "{"), doctest::Contains("not valid JSON"), attnlens::Error);
+  // The tasks read through it.
+  CHECK_THROWS_WITH_AS(attnlens::api::sentiment_params("{\"max_tokens\": 0}"),
+                       doctest::Contains("sentiment params: param 'max_tokens' must be an integer in [1, 1024]"),
+                       attnlens::Error);
+  CHECK(attnlens::api::sentiment_params("{\"max_tokens\": 12}").max_tokens == 12);
+}

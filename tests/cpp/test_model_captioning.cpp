@@ -274,11 +274,11 @@ TEST_CASE("captioning: bad images give a caption or a clear Error") {
   CHECK_THROWS_WITH_AS(cap->caption_rows([&](std::size_t) { return row.data(); }, 70000, 10, prm),
                        doctest::Contains("too large"), Error);
   // options
-  CHECK_THROWS_WITH_AS(api::caption_params("{\"num_beam\": 2}"), doctest::Contains("unknown caption option"), Error);
+  CHECK_THROWS_WITH_AS(api::caption_params("{\"num_beam\": 2}"), doctest::Contains("caption options: unknown param 'num_beam'"), Error);
   CHECK(api::caption_params("{\"num_beams\": 2, \"max_new_tokens\": 5}").num_beams == 2);
   CHECK(!api::caption_params("{}").allow_unk);
   CHECK(api::caption_params("{\"allow_unk\": true}").allow_unk);
-  CHECK_THROWS_WITH_AS(api::caption_params("{\"allow_unk\": 1}"), doctest::Contains("allow_unk must be true or false"),
+  CHECK_THROWS_WITH_AS(api::caption_params("{\"allow_unk\": 1}"), doctest::Contains("param 'allow_unk' must be true or false"),
                        Error);
   prm.output_attentions = false;
   CHECK(cap->caption(one, 4, 1, 1, prm).attentions.empty());
