@@ -2,7 +2,6 @@
 // 'translation' pipeline. Thin on purpose: bytes in, plain objects out (every array copied out of the heap), every
 // C++ exception turned into a JS Error by guarded().
 #include <algorithm>
-#include <cmath>
 
 #include "bindings_common.h"
 
@@ -33,68 +32,29 @@ val words_to_js(const std::vector<attnlens::text::WordSpan>& words) {
   return out;
 }
 
-// Alignment options of TranslationParams from the JS side ("" / -1 = the bundle's default), word maps, q/k vectors.
-// kinds: the map kinds to return, comma-separated ("" = all); head_mean: each layer's head mean instead of its heads.
-api::TranslationParams alignment_params(const std::string& method, const std::string& extraction, int layer,
-                                        int head, bool word_maps, bool output_qk, const std::string& kinds,
-                                        bool head_mean) {
-  api::TranslationParams p;
-  for (std::size_t at = 0; at < kinds.size();) {
-    const std::size_t comma = std::min(kinds.find(',', at), kinds.size());
-    p.attention_selection.kinds.push_back(kinds.substr(at, comma - at));
-    at = comma + 1;
-  }
-  p.attention_selection.head_mean = head_mean;
-  p.alignment_method = method;
-  p.alignment_extraction = extraction;
-  p.alignment_layer = layer;
-  p.alignment_head = head;
-  p.word_maps = word_maps;
-  p.output_qk = output_qk;
-  return p;
-}
-
 class TranslatorBinding {
  public:
   explicit TranslatorBinding(std::unique_ptr<api::Translator> tr) : tr_(std::move(tr)) {}
 
-  // numBeams / maxNewTokens: 0 = the bundle's default; alpha / coverageBeta: NaN = the bundle's default.
-  val translate(const std::string& text, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
-                bool output_attentions, bool copy_numbers, const std::string& method, const std::string& extraction, int layer,
-                int head, bool word_maps, bool output_qk, const std::string& kinds, bool head_mean) const {
-    return guarded([&] {
-      return result_to_js(tr_->translate(text, search_params(num_beams, max_new_tokens, alpha, coverage_beta,
-                                                             output_attentions, copy_numbers, method, extraction,
-                                                             layer, head, word_maps, output_qk, kinds, head_mean)));
-    });
+  // paramsJson: the pipeline's options as JSON (api::translation_params reads them; unknown keys are an error).
+  val translate(const std::string& text, const std::string& params_json) const {
+    return guarded([&] { return result_to_js(tr_->translate(text, api::translation_params(params_json))); });
   }
 
   // A JS array of strings, translated as one list (api::Translator::translate_many: shared among the engine's
   // threads in the threaded module); a JS array of results in the same order.
-  val translate_many(const val& texts, int num_beams, int max_new_tokens, double alpha, double coverage_beta,
-                     bool output_attentions, bool copy_numbers, const std::string& method,
-                     const std::string& extraction, int layer, int head, bool word_maps, bool output_qk,
-                     const std::string& kinds, bool head_mean) const {
+  val translate_many(const val& texts, const std::string& params_json) const {
     return guarded([&] {
-      const auto results = tr_->translate_many(
-          emscripten::vecFromJSArray<std::string>(texts),
-          search_params(num_beams, max_new_tokens, alpha, coverage_beta, output_attentions, copy_numbers, method,
-                        extraction, layer, head, word_maps, output_qk, kinds, head_mean));
+      const auto results =
+          tr_->translate_many(emscripten::vecFromJSArray<std::string>(texts), api::translation_params(params_json));
       val out = val::array();
       for (const auto& r : results) out.call<void>("push", result_to_js(r));
       return out;
     });
   }
 
-  val align(const std::string& source, const std::string& target, bool output_attentions, const std::string& method,
-            const std::string& extraction, int layer, int head, bool word_maps, bool output_qk,
-            const std::string& kinds, bool head_mean) const {
-    return guarded([&] {
-      api::TranslationParams p =
-          alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
-      p.output_attentions = output_attentions;
-      return result_to_js(tr_->align(source, target, p));
-    });
+  val align(const std::string& source, const std::string& target, const std::string& params_json) const {
+    return guarded([&] { return result_to_js(tr_->align(source, target, api::translation_params(params_json))); });
   }
 
   std::string name() const { return tr_->name(); }
@@ -104,20 +64,6 @@ class TranslatorBinding {
   int default_num_beams() const { return tr_->default_num_beams(); }
 
  private:
-  static api::TranslationParams search_params(int num_beams, int max_new_tokens, double alpha, double coverage_beta,
-                                              bool output_attentions, bool copy_numbers, const std::string& method,
-                                              const std::string& extraction, int layer, int head, bool word_maps,
-                                              bool output_qk, const std::string& kinds, bool head_mean) {
-    api::TranslationParams p = alignment_params(method, extraction, layer, head, word_maps, output_qk, kinds, head_mean);
-    p.num_beams = num_beams;
-    p.max_new_tokens = max_new_tokens;
-    if (!std::isnan(alpha)) p.alpha = alpha;
-    if (!std::isnan(coverage_beta)) p.coverage_beta = coverage_beta;
-    p.output_attentions = output_attentions;
-    p.copy_numbers = copy_numbers;
-    return p;
-  }
-
   static val result_to_js(const api::TranslationResult& r) {
     val out = val::object();
     out.set("text", r.text);

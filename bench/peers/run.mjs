@@ -243,8 +243,9 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     let t0 = cpu();
     for (const x of w.inputs) await w.attnlens(x);
     const pipelineMs = cpu() - t0;
+    const options = JSON.stringify({ num_beams: beams, output_attentions: maps, copy_numbers: false });
     t0 = cpu();
-    for (const x of w.inputs) engine.translate(x, beams, 0, NaN, NaN, maps, false, '', '', -1, -1, false, false, '', false);
+    for (const x of w.inputs) engine.translate(x, options);
     const engineMs = cpu() - t0;
     Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
     t0 = cpu();

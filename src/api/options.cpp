@@ -98,6 +98,20 @@ std::string OptionReader::text(const std::string& key, const std::string& fallba
   return s;
 }
 
+bool OptionReader::is_list(const std::string& key) { return has(key) && json_[key].is_array(); }
+
+std::vector<std::string> OptionReader::text_list(const std::string& key) {
+  require(has(key), what_ + ": missing param '" + key + "' (a list of strings)");
+  const auto& v = json_[key];
+  require(v.is_array(), what_ + ": param '" + key + "' must be a list of strings, got " + v.dump());
+  std::vector<std::string> out;
+  for (const auto& x : v) {
+    require(x.is_string(), what_ + ": param '" + key + "' must hold strings, got " + x.dump());
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
 void OptionReader::finish() const {
   for (auto it = json_.begin(); it != json_.end(); ++it) {
     if (known_.count(it.key())) continue;

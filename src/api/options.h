@@ -29,6 +29,9 @@ class OptionReader {
   bool boolean(const std::string& key, bool fallback);  // true or false only
   // A string, one of `allowed` when that is not empty.
   std::string text(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
+  // Whether the key holds a list, and a list of strings (required when asked for).
+  bool is_list(const std::string& key);
+  std::vector<std::string> text_list(const std::string& key);
   // Throws for a key that no getter read: "<what>: unknown param 'k' (known: …)".
   void finish() const;
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "common.h"
 #include "io/bundle.h"
 #include "models/pointer_net.h"
@@ -16,24 +17,10 @@
 namespace attnlens::api {
 
 PointerSortParams pointer_sort_params(const std::string& params_json) {
+  OptionReader o("pointer-sort params", params_json);
   PointerSortParams p;
-  if (params_json.empty()) return p;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("pointer-sort params are not valid JSON (") + e.what() + ")");
-  }
-  require(j.is_object(), "pointer-sort params must be a JSON object such as {\"encoder_attentions\": true}, got " +
-                             j.dump());
-  for (const auto& [key, value] : j.items()) {
-    if (key == "encoder_attentions") {
-      require(value.is_boolean(), "pointer-sort params: encoder_attentions must be true or false, got " + value.dump());
-      p.encoder_attentions = value.get<bool>();
-    } else {
-      throw Error("pointer-sort params: unknown key '" + key + "' (known: encoder_attentions)");
-    }
-  }
+  p.encoder_attentions = o.boolean("encoder_attentions", p.encoder_attentions);
+  o.finish();
   return p;
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "decode/search.h"
 #include "io/bundle.h"
 #include "kernels/parallel.h"
@@ -251,6 +252,31 @@ void attach_words_and_alignment(TranslationResult& out, const std::string& sourc
 }
 
 }  // namespace
+
+TranslationParams translation_params(const std::string& params_json) {
+  OptionReader o("translation options", params_json);
+  TranslationParams p;
+  p.num_beams = static_cast<int>(o.integer("num_beams", p.num_beams, 0, kMaxBeams));
+  p.max_new_tokens = static_cast<int>(o.integer("max_new_tokens", p.max_new_tokens, 0, kMaxNewTokensLimit));
+  if (o.has("alpha")) p.alpha = o.number("alpha", 0.0);
+  if (o.has("coverage_beta")) p.coverage_beta = o.number("coverage_beta", 0.0);
+  if (o.is_list("output_attentions")) {  // a list of kinds: only those maps come back
+    p.output_attentions = true;
+    p.attention_selection.kinds = o.text_list("output_attentions");
+  } else {
+    p.output_attentions = o.boolean("output_attentions", p.output_attentions);
+  }
+  p.attention_selection.head_mean = o.boolean("head_mean", p.attention_selection.head_mean);
+  p.copy_numbers = o.boolean("copy_numbers", p.copy_numbers);
+  p.alignment_method = o.text("alignment_method", p.alignment_method, {});
+  p.alignment_extraction = o.text("alignment_extraction", p.alignment_extraction, {});
+  p.alignment_layer = static_cast<int>(o.integer("alignment_layer", p.alignment_layer, -1, 1 << 20));
+  p.alignment_head = static_cast<int>(o.integer("alignment_head", p.alignment_head, -1, 1 << 20));
+  p.word_maps = o.boolean("word_maps", p.word_maps);
+  p.output_qk = o.boolean("output_qk", p.output_qk);
+  o.finish();
+  return p;
+}
 
 std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
                                                       const TranslationParams& params) const {

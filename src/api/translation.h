@@ -66,6 +66,12 @@ struct TranslationParams {
   bool copy_numbers = true;
 };
 
+// The options as the JS pipeline names them, in a JSON object (api/options.h; unknown keys are an error): num_beams
+// (0 … 64), max_new_tokens (0 … 65536), alpha, coverage_beta, output_attentions (true, false or a list of kinds),
+// head_mean, copy_numbers, alignment_method, alignment_extraction, alignment_layer / alignment_head (−1 …),
+// word_maps, output_qk. Absent keys keep the defaults above; translate()/align() check the values against the model.
+TranslationParams translation_params(const std::string& params_json);
+
 struct TranslationResult {
   std::string text;                        // detokenized translation (without </s>)
   std::vector<std::string> source_tokens;  // BPE pieces of the source, "</s>" last (the columns of cross maps)

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/options.h"
 #include "common.h"
 #include "image/preprocess.h"
 #include "io/bundle.h"
@@ -19,22 +20,10 @@
 namespace attnlens::api {
 
 VqaParams vqa_params(const std::string& params_json) {
+  OptionReader o("vqa options", params_json);
   VqaParams p;
-  nlohmann::json j;
-  try {
-    j = params_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("vqa options: not valid JSON (") + e.what() + ")");
-  }
-  require(j.is_object(), "vqa options must be a JSON object");
-  for (const auto& [key, v] : j.items()) {
-    if (key == "output_attentions") {
-      require(v.is_boolean(), "vqa option output_attentions must be true or false");
-      p.output_attentions = v.get<bool>();
-    } else {
-      throw Error("unknown vqa option '" + key + "' (known: output_attentions)");
-    }
-  }
+  p.output_attentions = o.boolean("output_attentions", p.output_attentions);
+  o.finish();
   return p;
 }
 

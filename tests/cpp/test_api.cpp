@@ -164,4 +164,22 @@ TEST_CASE("api: one option reader for every task's JSON options (api/options.h)"
                        doctest::Contains("sentiment params: param 'max_tokens' must be an integer in [1, 1024]"),
                        attnlens::Error);
   CHECK(attnlens::api::sentiment_params("{\"max_tokens\": 12}").max_tokens == 12);
+  const auto tp = attnlens::api::translation_params(
+      "{\"num_beams\": 3, \"alpha\": 0.5, \"output_attentions\": [\"cross\"], \"head_mean\": true, \"alignment_layer\": 1}");
+  CHECK(tp.num_beams == 3);
+  CHECK(tp.alpha.value() == 0.5);
+  CHECK(!tp.coverage_beta.has_value());
+  CHECK(tp.output_attentions);
+  CHECK(tp.attention_selection.kinds == std::vector<std::string>{"cross"});
+  CHECK(tp.attention_selection.head_mean);
+  CHECK(tp.alignment_layer == 1);
+  CHECK(tp.alignment_head == -1);
+  CHECK(!attnlens::api::translation_params("{\"output_attentions\": false}").output_attentions);
+  CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"num_beams\": 65}"),
+                       doctest::Contains("translation options: param 'num_beams' must be an integer in [0, 64]"),
+                       attnlens::Error);
+  CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"beams\": 2}"), doctest::Contains("unknown param 'beams'"),
+                       attnlens::Error);
+  CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"output_attentions\": [1]}"),
+                       doctest::Contains("must hold strings"), attnlens::Error);
 }

@@ -195,7 +195,7 @@ TEST_CASE("pointer-sort: bad input is a clear Error") {
   CHECK(pointer_sort_params("").encoder_attentions);
   CHECK_FALSE(pointer_sort_params("{\"encoder_attentions\": false}").encoder_attentions);
   CHECK(error_of([] { pointer_sort_params("{\"encoder_attentions\": 1}"); }).find("true or false") != std::string::npos);
-  CHECK(error_of([] { pointer_sort_params("{\"beams\": 1}"); }).find("unknown key 'beams'") != std::string::npos);
+  CHECK(error_of([] { pointer_sort_params("{\"beams\": 1}"); }).find("unknown param 'beams' (known: encoder_attentions)") != std::string::npos);
   CHECK(error_of([] { pointer_sort_params("[1"); }).find("not valid JSON") != std::string::npos);
 }
 

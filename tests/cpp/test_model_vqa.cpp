@@ -184,7 +184,7 @@ TEST_CASE("vqa: bad input is an Error with a clear message, and the model keeps 
   grid.data[100] = std::nanf("");
   CHECK_THROWS_WITH_AS(vqa.answer_grid(grid, "how many circles are there ?"), doctest::Contains("non-finite"), Error);
   // options
-  CHECK_THROWS_WITH_AS(api::vqa_params("{\"num_beams\": 2}"), doctest::Contains("unknown vqa option"), Error);
+  CHECK_THROWS_WITH_AS(api::vqa_params("{\"num_beams\": 2}"), doctest::Contains("vqa options: unknown param 'num_beams' (known: output_attentions)"), Error);
   CHECK_THROWS_AS(api::vqa_params("{\"output_attentions\": 1}"), Error);
   CHECK_THROWS_AS(api::vqa_params("[1]"), Error);
   CHECK(api::vqa_params("{\"output_attentions\": false}").output_attentions == false);

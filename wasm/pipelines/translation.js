@@ -87,6 +87,16 @@ const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
   'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'head_mean', 'restore_case'];
 
+// The options the engine reads (api::translation_params), as the JSON it takes: the same names; restore_case is
+// applied here, and the search options go only where a search runs (align() has none).
+const SEARCH_OPTIONS = ['num_beams', 'max_new_tokens', 'alpha', 'coverage_beta'];
+const MAP_OPTIONS = ['output_attentions', 'head_mean', 'copy_numbers', 'alignment_method', 'alignment_extraction',
+  'alignment_layer', 'alignment_head', 'word_maps', 'output_qk'];
+function engineOptions(o, search) {
+  const keys = search ? [...SEARCH_OPTIONS, ...MAP_OPTIONS] : MAP_OPTIONS;
+  return JSON.stringify(Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])));
+}
+
 function checkTranslationOptions(options, where) {
   const o = checkOptions(options, OPTIONS, where);
   checkInt(o.num_beams, 'num_beams', 1, 64);
@@ -299,10 +309,8 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
 
-  const searchArgs = (o) => [o.num_beams ?? 0, o.max_new_tokens ?? 0, o.alpha ?? NaN, o.coverage_beta ?? NaN,
-    o.output_attentions !== false, o.copy_numbers ?? true, ...alignmentArgs(o)];
-  const engineTranslate = (text, o) => own.engine.translate(text, ...searchArgs(o));
-  const engineTranslateMany = (texts, o) => own.engine.translateMany(texts, ...searchArgs(o));
+  const engineTranslate = (text, o) => own.engine.translate(text, engineOptions(o, true));
+  const engineTranslateMany = (texts, o) => own.engine.translateMany(texts, engineOptions(o, true));
 
   // Which sentences of one input the engine translates. Several sentences share the model's positions: whole
   // sentences are taken, in order, while their source pieces (each with its '</s>') add up to at most
@@ -353,10 +361,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
       return assemble(p, mine);
     });
   };
-  // What the maps come with: the alignment method, word-level maps, the query/key vectors.
-  const alignmentArgs = (o) => [o.alignment_method ?? '', o.alignment_extraction ?? '', o.alignment_layer ?? -1,
-    o.alignment_head ?? -1, o.word_maps ?? false, o.output_qk ?? false,
-    Array.isArray(o.output_attentions) ? o.output_attentions.join(',') : '', o.head_mean ?? false];
   // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
   // srcBase / tgtBase are added to the mapped word indices.
   const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
@@ -403,7 +407,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
     const o = { ...defaults, ...checkTranslationOptions(alignOptions, `${TASK} align`) };
     const { src, recased } = sourceOf(source, o);
     const tgt = prepareSource(target);
-    const r = own.engine.align(src.text, tgt.text, o.output_attentions !== false, ...alignmentArgs(o));
+    const r = own.engine.align(src.text, tgt.text, engineOptions(o, false));
     return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
   };
   run.task = TASK;
