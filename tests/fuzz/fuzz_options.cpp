@@ -1,12 +1,13 @@
 // The options JS hands to the engine, as the C++ side parses them (wasm/bindings*.cpp pass them straight through):
 //   mode 0: sentiment options JSON (api::sentiment_params, SentimentClassifier.fromBundle) → a tiny classifier
-//           built with them classifies a long text;
+//           built with them classifies a long text; the same text through translation_params, vqa_params and
+//           pointer_sort_params (the JSON the Translator, VQA and pointer bindings read);
 //   mode 1: caption options JSON (api::caption_params, Captioner.caption/captionGrid) → a tiny captioner
 //           (built once, with the real MobileNetV2 encoder) captions a small grid;
 //   mode 2: MultiHeadKvCache params JSON (api::multi_head_kv_cache_params) → a cache with E = 4 appends and attends;
 //   mode 3: runOp(name, inputs, paramsJson): byte 1 picks the op of api::list_ops(), bytes 2.. size its dims (each
 //           named dim 0..4), the rest is the params JSON;
-//   mode 4: translate()/align() options as the Translator binding passes them (num_beams, max_new_tokens, alpha,
+//   mode 4: translate()/align() options as api::TranslationParams values (num_beams, max_new_tokens, alpha,
 //           coverage_beta, output_attentions, alignment method/extraction/layer/head, word_maps: raw values, NaN
 //           and negative ones included) on a tiny Transformer or RNN translator, then the text.
 // (The JS layer — wasm/pipelines/*.js — checks types and ranges first with TypeError/RangeError; that JS code is
@@ -122,6 +123,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   switch (data[0] % 5) {
     case 0: {
       const std::string json = r.rest();
+      // Every task's option parser (api/options.h) on the same text, each on its own: an Error or a value.
+      fuzz::ok_or_error([&] { api::translation_params(json); });
+      fuzz::ok_or_error([&] { api::vqa_params(json); });
+      fuzz::ok_or_error([&] { api::pointer_sort_params(json); });
       fuzz::ok_or_error([&] {
         const api::SentimentParams p = api::sentiment_params(json);
         const auto& t = tmpl("selfattn-classifier");
