@@ -19,9 +19,7 @@ namespace {
 val result_to_js(const api::CaptionResult& r) {
   val out = val::object();
   out.set("text", r.text);
-  val tokens = val::array();
-  for (const auto& t : r.tokens) tokens.call<void>("push", t);
-  out.set("tokens", tokens);
+  out.set("tokens", string_array(r.tokens));
   out.set("tokenIds", js_copy(r.token_ids));
   out.set("finished", r.finished);
   out.set("score", r.score);

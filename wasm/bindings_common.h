@@ -138,6 +138,13 @@ val js_copy(const std::vector<T>& v) {
   return val(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
 }
 
+// A JS array of strings (tokens, labels).
+inline val string_array(const std::vector<std::string>& v) {
+  val out = val::array();
+  for (const auto& s : v) out.call<void>("push", s);
+  return out;
+}
+
 // Attention maps as [{name, layer, head, dims, data: Float32Array}] (the trace-to-JS helper of every task).
 inline val js_maps(const std::vector<attnlens::AttentionMap>& maps) {
   val out = val::array();

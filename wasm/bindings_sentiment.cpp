@@ -28,11 +28,7 @@ class SentimentBinding {
     });
   }
   val labels() const {
-    return guarded([&] {
-      val out = val::array();
-      for (const auto& l : clf_->labels()) out.call<void>("push", l);
-      return out;
-    });
+    return guarded([&] { return string_array(clf_->labels()); });
   }
   std::string architecture() const { return clf_->architecture(); }
   double max_tokens() const { return static_cast<double>(clf_->max_tokens()); }
@@ -46,9 +42,7 @@ class SentimentBinding {
     out.set("score", r.score);
     out.set("probabilities", js_copy(r.probabilities));
     out.set("logits", js_copy(r.logits));
-    val tokens = val::array();
-    for (const auto& t : r.tokens) tokens.call<void>("push", t);
-    out.set("tokens", tokens);
+    out.set("tokens", string_array(r.tokens));
     out.set("ids", js_copy(r.ids));
     out.set("attentions", js_maps(r.attentions));
     out.set("truncated", r.truncated);

@@ -11,12 +11,6 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-val string_array(const std::vector<std::string>& v) {
-  val out = val::array();
-  for (const auto& s : v) out.call<void>("push", s);
-  return out;
-}
-
 // Words as {text, begin, end} with UTF-8 byte offsets (the JS pipeline turns them into string indices).
 val words_to_js(const std::vector<attnlens::text::WordSpan>& words) {
   val out = val::array();

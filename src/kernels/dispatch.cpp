@@ -115,6 +115,14 @@ void run_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::
   }, chunks);
 }
 
+// fn(j0, j1) over output rows [j0, j1) of `w` in whole 8-row panels, split among threads when m rows of input make
+// the product large enough: each output row is computed by the same panel code whatever the split.
+void for_panel_ranges(const PackedMatrix& w, std::size_t m, FunctionRef<void(std::size_t, std::size_t)> fn) {
+  const std::size_t panels = (w.rows + kPanel - 1) / kPanel;
+  parallel_for(panels, 2, [&](std::size_t p0, std::size_t p1) { fn(p0 * kPanel, std::min(w.rows, p1 * kPanel)); },
+               useful_chunks(m * w.rows * w.cols));
+}
+
 void check_leading_dim(const char* kernel, const char* name, std::size_t ld, std::size_t cols) {
   if (ld < cols)  // (the message is built only on failure: this runs on every kernel call)
     throw Error(std::string(kernel) + ": leading dimension " + name + "=" + std::to_string(ld) +
@@ -226,19 +234,16 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
   check_leading_dim("linear_packed", "ldx", ldx, w.cols);
   check_leading_dim("linear_packed", "ldy", ldy, w.rows);
   if (w.precision == Precision::int8) {
-    const std::size_t panels = (w.rows + kPanel - 1) / kPanel;
-    parallel_for(panels, 2, [&](std::size_t p0, std::size_t p1) {
-      detail::linear_int8(m, x, ldx, w, bias, y, ldy, act, p0 * kPanel, std::min(w.rows, p1 * kPanel));
-    }, useful_chunks(m * w.rows * w.cols));
+    for_panel_ranges(w, m, [&](std::size_t j0, std::size_t j1) {
+      detail::linear_int8(m, x, ldx, w, bias, y, ldy, act, j0, j1);
+    });
     return;
   }
   if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
     throw Error("linear_packed: the packed matrix does not hold rows × cols");
   const KernelTable& t = table();
-  // Whole panels per thread: each output row is computed by the same panel code whatever the split.
-  const std::size_t panels = (w.rows + kPanel - 1) / kPanel;
-  parallel_for(panels, 2, [&](std::size_t p0, std::size_t p1) {
-    const std::size_t j0 = p0 * kPanel, rows = std::min(w.rows, p1 * kPanel) - j0;
+  for_panel_ranges(w, m, [&](std::size_t j0, std::size_t j1) {
+    const std::size_t rows = j1 - j0;
     const float* data = w.data.data() + j0 * w.cols;
     const float* b = bias ? bias + j0 : nullptr;
     std::size_t i = 0;
@@ -246,7 +251,7 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
       t.gemv_packed2(rows, w.cols, x + i * ldx, x + (i + 1) * ldx, data, y + i * ldy + j0, y + (i + 1) * ldy + j0,
                      b, act);
     if (i < m) t.gemv_packed(rows, w.cols, x + i * ldx, data, y + i * ldy + j0, b, act);
-  }, useful_chunks(m * w.rows * w.cols));
+  });
 }
 
 float dot(const float* a, const float* b, std::size_t n) { return table().dot(a, b, n); }

@@ -77,8 +77,6 @@ class Pool {
  public:
   ~Pool() { resize(0); }
 
-  std::size_t workers() const { return workers_.size(); }
-
   // Grows or shrinks the pool to `n` workers; returns how many it has (creation may fail, e.g. a WebAssembly
   // build whose Web Worker pool is smaller than asked).
   std::size_t resize(std::size_t n) {

@@ -41,19 +41,28 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Runs body() with 1, 2 and 3 threads in turn (the count captured for failure messages).
+template <class F>
+void for_thread_counts(F body) {
+  for (std::size_t n : {1, 2, 3}) {
+    Threads t(n);
+    CAPTURE(n);
+    body();
+  }
+}
+
 // Runs `compute` (which fills and returns a vector) with 1, 2 and 3 threads; every result must equal the first.
 template <class F>
 void check_thread_invariant(F compute) {
   std::vector<float> one;
-  {
-    Threads t(1);
-    one = compute();
-  }
-  for (std::size_t n : {2, 3}) {
-    Threads t(n);
-    CAPTURE(n);
-    CHECK(same_bits(compute(), one));
-  }
+  bool first = true;  // the 1-thread run gives the reference
+  for_thread_counts([&] {
+    if (first)
+      one = compute();
+    else
+      CHECK(same_bits(compute(), one));
+    first = false;
+  });
 }
 
 }  // namespace
@@ -186,9 +195,7 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
     params.num_beams = beams;
     std::vector<attnlens::api::TranslationResult> single;
     for (const auto& t : texts) single.push_back(translator->translate(t, params));
-    for (std::size_t n : {1, 2, 3}) {
-      Threads t(n);
-      CAPTURE(n);
+    for_thread_counts([&] {
       const auto many = translator->translate_many(texts, params);
       REQUIRE(many.size() == texts.size());
       for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -200,7 +207,7 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
         for (std::size_t m = 0; m < many[i].attentions.size(); ++m)
           CHECK(same_bits(many[i].attentions[m].data, single[i].attentions[m].data));
       }
-    }
+    });
   }
   {
     Threads t(2);
@@ -255,9 +262,7 @@ TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thr
     single.push_back(cap->caption_rows(rows_of(im), im.width, im.height, params, im.channels));
     list.push_back({rows_of(im), im.width, im.height, im.channels});
   }
-  for (std::size_t n : {1, 2, 3}) {
-    Threads t(n);
-    CAPTURE(n);
+  for_thread_counts([&] {
     const auto many = cap->caption_many(list, params);
     REQUIRE(many.size() == images.size());
     for (std::size_t i = 0; i < images.size(); ++i) {
@@ -267,7 +272,7 @@ TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thr
       REQUIRE(many[i].attentions.size() == 1);
       CHECK(same_bits(many[i].attentions[0].data, single[i].attentions[0].data));
     }
-  }
+  });
   // An image of a bad size is refused before any captioning.
   list.push_back({rows_of(images[0]), 0, 10, 4});
   CHECK_THROWS_AS(cap->caption_many(list, params), attnlens::Error);
