@@ -6,6 +6,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -145,20 +146,29 @@ inline val string_array(const std::vector<std::string>& v) {
   return out;
 }
 
-// Attention maps as [{name, layer, head, dims, data: Float32Array}] (the trace-to-JS helper of every task).
-inline val js_maps(const std::vector<attnlens::AttentionMap>& maps) {
-  val out = val::array();
-  for (const auto& m : maps) {
-    val jm = val::object();
-    jm.set("name", m.name);
-    jm.set("layer", m.layer);
-    jm.set("head", m.head);
-    val dims = val::array();
-    for (std::size_t d : m.dims) dims.call<void>("push", static_cast<double>(d));
-    jm.set("dims", dims);
-    jm.set("data", js_copy(m.data));
-    out.call<void>("push", jm);
+// A trace as JS reads it (wasm/trace.js AttentionMaps): { kinds: string[], index: Int32Array, values:
+// Float32Array } — the arena copied out of the WASM heap once (values) and its index, 10 int32 per map: kind,
+// layer, head, step, rank, dims ×4, offset. Three JS objects per trace, whatever its number of maps.
+inline val js_maps(const attnlens::AttentionTrace& trace) {
+  const auto& entries = trace.entries();
+  std::vector<std::int32_t> index(entries.size() * 10, 0);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    std::int32_t* row = index.data() + i * 10;
+    attnlens::require(e.offset + e.count <= static_cast<std::size_t>(INT32_MAX),
+                      "attention maps: more values than a JS index holds");
+    row[0] = e.kind;
+    row[1] = e.layer;
+    row[2] = e.head;
+    row[3] = e.step;
+    row[4] = e.rank;
+    for (int r = 0; r < e.rank; ++r) row[5 + r] = static_cast<std::int32_t>(e.dims[static_cast<std::size_t>(r)]);
+    row[9] = static_cast<std::int32_t>(e.offset);
   }
+  val out = val::object();
+  out.set("kinds", string_array(trace.kinds()));
+  out.set("index", js_copy(index));
+  out.set("values", js_copy(trace.values()));
   return out;
 }
 

@@ -255,6 +255,44 @@ export interface AttentionMap {
   data: Float32Array;
 }
 
+/**
+ * The attention maps of one result (every task): one Float32Array holding every map's values back to back and one
+ * Int32Array index; a map's object and its Float32Array view (into `values`, no copy) are made when asked for.
+ * The arrays belong to the result and stay valid after further calls and after dispose().
+ */
+export declare class AttentionMaps implements Iterable<AttentionMap> {
+  constructor(arena?: { kinds: string[]; index: Int32Array; values: Float32Array });
+  /** Packs plain maps into one arena, or rebuilds an AttentionMaps from its structured clone. */
+  static from(maps: AttentionMap[] | AttentionMaps | { kinds: string[]; index: Int32Array; values: Float32Array }): AttentionMaps;
+  readonly length: number;
+  /** The kinds present, in order of first appearance. */
+  readonly kinds: string[];
+  /** Every map's values, back to back. */
+  readonly values: Float32Array;
+  /** Per map 10 int32: kind (into kinds), layer, head, step, rank, dims ×4, offset (into values). */
+  readonly index: Int32Array;
+  /** Map i (negative: from the end), or undefined. */
+  at(i: number): AttentionMap | undefined;
+  /** The first map of that kind at the given layer / head / step (absent: any). */
+  get(name: string, where?: { layer?: number; head?: number; step?: number }): AttentionMap | undefined;
+  /** Every map of one kind as one [layers, heads, ...map dims] tensor, a view into `values`. */
+  stack(name: string): { dims: number[]; data: Float32Array };
+  [Symbol.iterator](): Iterator<AttentionMap>;
+  toArray(): AttentionMap[];
+  filter(fn: (m: AttentionMap, i: number) => unknown): AttentionMap[];
+  map<T>(fn: (m: AttentionMap, i: number) => T): T[];
+  find(fn: (m: AttentionMap, i: number) => unknown): AttentionMap | undefined;
+  findIndex(fn: (m: AttentionMap, i: number) => unknown): number;
+  forEach(fn: (m: AttentionMap, i: number) => void): void;
+  some(fn: (m: AttentionMap, i: number) => unknown): boolean;
+  every(fn: (m: AttentionMap, i: number) => unknown): boolean;
+  reduce<T>(fn: (acc: T, m: AttentionMap, i: number) => T, initial: T): T;
+  /** Both buffers, for postMessage's transfer list. */
+  transferables(): ArrayBuffer[];
+  /** The maps with data as number[]. */
+  toJSON(): Array<Omit<AttentionMap, 'data'> & { data: number[] }>;
+}
+
 export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text' | 'visual-question-answering' | 'number-sorting';
 /** Aliases pipeline() also accepts. */
 export type TaskAlias = 'text-classification' | 'sentiment' | 'image-captioning' | 'vqa' | 'pointer-sort' | 'sort';
@@ -321,7 +359,7 @@ export interface SentimentResult {
   /** The words the model saw ('<unk>' for words outside its vocabulary). */
   tokens: string[];
   /** 'self-attention' [hops, T] (sst2-selfattn) or 'pair-attention' [T, T] (sst2-relation). */
-  attentions: AttentionMap[];
+  attentions: AttentionMaps;
   /** softmax of the logits, one per label (labels[i]); score = the largest. */
   probabilities: Float32Array;
   /** The model's label names, e.g. ['NEGATIVE', 'POSITIVE']. */
@@ -360,7 +398,7 @@ export interface TranslationResult {
   source_tokens: string[];
   target_tokens: string[];
   /** Cross-attention (target × source) and, for the Transformer, encoder/decoder self-attention per layer. */
-  attentions: AttentionMap[];
+  attentions: AttentionMaps;
   /** The source was cut to the model's positions (its first max_source_tokens − 1 pieces, then '</s>'). */
   truncated?: boolean;
   source_ids?: Int32Array;
@@ -379,7 +417,7 @@ export interface TranslationResult {
   /** The word-level cross map the links come from: dims [target words, source words]. */
   alignment_map: { dims: [number, number]; data: Float32Array };
   /** With word_maps: every map merged to words. */
-  word_attentions?: AttentionMap[];
+  word_attentions?: AttentionMaps;
   /** Present when the sentence was re-cased (restore_case): the text the engine saw, same length as the input. */
   source_text?: string;
   /** align() only: log-probability of each target piece ('</s>' last). */
@@ -389,7 +427,7 @@ export interface TranslationResult {
    * [rows, d_head] and '<kind>.key' [columns, d_head]; row i of that kind's map is softmax_j(query[i]·key[j] /
    * √d_head), over j ≤ i for decoder_self. With several sentences, in each of `sentences` only.
    */
-  qk?: AttentionMap[];
+  qk?: AttentionMaps;
   /**
    * With copy_numbers: each number replaced in `text` — target_word (index into target_words), what the model wrote
    * (`model`), what replaced it (`text`), the alignment weight of the match, the source number (index among the
@@ -492,7 +530,7 @@ export interface CaptionResult {
    * [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data }]: row t (T = tokens.length) is the attention
    * over the 7×7 image grid (row-major) while choosing tokens[t]; empty with output_attentions: false.
    */
-  attentions: AttentionMap[];
+  attentions: AttentionMaps;
   /** The gate β_t (how much of the attended image feature step t used). */
   betas?: Float32Array;
   finished?: boolean;
@@ -567,7 +605,7 @@ export interface VqaResult {
    * 'affinity' [T, 49] (co-attention) or 'aoa_matching' / 'aoa_alpha' / 'aoa_beta' [T, 49] (word × region, AoA),
    * 'count_density' [7, 7] (layer 1). Empty with output_attentions: false.
    */
-  attentions: AttentionMap[];
+  attentions: AttentionMaps;
 }
 export interface VqaRunOptions {
   /** Default true. */
@@ -609,7 +647,7 @@ export interface PointerSortResult {
    * 'pointer' [n, n] first (row = output step, column = input position; rows sum to 1, positions already pointed
    * at get 0), then 'encoder_self' [n, n] per encoder layer and head (unless encoder_attentions is false).
    */
-  attentions: AttentionMap[];
+  attentions: AttentionMaps;
 }
 /** Per call. Unknown names throw a TypeError. */
 export interface PointerSortRunOptions {

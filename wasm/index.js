@@ -11,3 +11,4 @@ export { attention, MultiHeadKvCache, OP_NAMES, tensor, listOps } from './attent
 export { BpeTokenizer, tokenizeWords } from './text.js';
 export { pipeline, listTasks, TASKS } from './pipeline.js';
 export { env, loadBundle } from './models.js';
+export { AttentionMaps } from './trace.js';

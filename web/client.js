@@ -12,6 +12,8 @@
 // from the worker, download progress included, so a slow download does not count); `test-hooks=1` lets the worker
 // accept 'debug-crash' and exposes `window.attnlensTestHooks` (used by tests/e2e/page.test.mjs).
 
+import { AttentionMaps } from '../wasm/trace.js';
+
 const params = new URLSearchParams(globalThis.location?.search ?? '');
 export const TEST_HOOKS = params.get('test-hooks') === '1';
 
@@ -37,6 +39,16 @@ const pending = new Map();
 let nextId = 1;
 let restarts = 0;
 
+// The worker's results with their maps rebuilt: each { attnlensMaps: 1, kinds, index, values } (worker.js plain())
+// becomes an AttentionMaps again, over the buffers that were moved here.
+function revive(value) {
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  if (value.attnlensMaps === 1) return AttentionMaps.from({ kinds: value.kinds, index: value.index, values: value.values });
+  if (Array.isArray(value)) return value.map(revive);
+  for (const k of Object.keys(value)) value[k] = revive(value[k]);
+  return value;
+}
+
 function startWorker() {
   const url = new URL('./worker.js', import.meta.url);
   if (TEST_HOOKS) url.searchParams.set('test-hooks', '1');
@@ -61,7 +73,7 @@ function startWorker() {
       return;
     }
     settle(data.id);
-    if (data.type === 'result') call.resolve(data.value);
+    if (data.type === 'result') call.resolve(revive(data.value));
     else {
       const err = new Error(data.message);
       err.missing = Boolean(data.missing);

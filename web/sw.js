@@ -11,7 +11,7 @@ const SHELL = [
   './rollout.js', './coverage.js', './neuron.js', './heat.js', './vqa.js', './pointer.js', './lab/ui.js', './lab/plane.js', './lab/words.js', './lab/panels-plane.js',
   './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js',
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
-  '../wasm/models.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
+  '../wasm/models.js', '../wasm/trace.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
   '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
   '../wasm/dist-mt/attnlens-mt.mjs', '../wasm/dist-mt/attnlens-mt.wasm', '../wasm/dist-mt/attnlens-mt.worker.js',
   './examples/shapes-1.png', './examples/shapes-2.png', './examples/parrot.jpg', './examples/cat.jpg',

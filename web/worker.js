@@ -15,7 +15,7 @@
 //               { type: 'csp-violation', text }   (a Content-Security-Policy violation in the worker)
 // `fatal`: a WebAssembly trap (RuntimeError, e.g. an abort in the engine) or running out of memory; the module may
 // be in a broken state, so the page (client.js) terminates this worker and starts a new one.
-import { pipeline, env, init, info, memoryStats } from '../wasm/index.js';
+import { pipeline, env, init, info, memoryStats, AttentionMaps } from '../wasm/index.js';
 
 env.modelBaseUrl = new URL('../models/', self.location.href).href;
 
@@ -73,12 +73,16 @@ function isMissing(err) {
   return /HTTP 404|not found|Failed to fetch dynamically imported module|Cannot find module|error loading dynamically imported module|Importing a module script failed/i.test(m);
 }
 
-// Results are plain objects with typed arrays (the maps). Methods and getters are dropped; each typed array that
-// owns its whole buffer (what the engine returns: one copy per map) is moved to the page, not cloned: its buffer
-// goes in the transfer list, so the maps cross the thread boundary without a copy. A view into a larger buffer
-// (never the WASM heap itself) is copied first, as is a buffer seen twice.
+// Results are plain objects with typed arrays. Methods and getters are dropped; each typed array that owns its whole
+// buffer is moved to the page, not cloned: its buffer goes in the transfer list. A view into a larger buffer (never
+// the WASM heap itself) is copied first, as is a buffer seen twice. A result's maps (AttentionMaps: one values
+// buffer and one index per result, whatever the number of maps) cross as { attnlensMaps: 1, kinds, index, values }
+// with both buffers moved, and client.js rebuilds the AttentionMaps on the page.
 function plain(value, transfer = null) {
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
+  if (value instanceof AttentionMaps) {
+    return { attnlensMaps: 1, kinds: value.kinds, index: plain(value.index, transfer), values: plain(value.values, transfer) };
+  }
   if (ArrayBuffer.isView(value)) {
     const own = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength &&
       value.buffer instanceof ArrayBuffer && !transfer?.has(value.buffer);

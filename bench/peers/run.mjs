@@ -101,7 +101,9 @@ const median = (xs) => {
 };
 const readGz = (file) => gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter((l) => l.trim());
 
-function compareMaps(a, b) {
+function compareMaps(mapsA, mapsB) {
+  const a = Array.from(mapsA); // AttentionMaps (attnlens) or an array of maps (the peer)
+  const b = Array.from(mapsB);
   if (a.length !== b.length) return { ok: false, why: `${a.length} maps vs ${b.length}`, maxDiff: Infinity };
   let maxDiff = 0;
   for (let i = 0; i < a.length; i++) {

@@ -236,7 +236,7 @@ CaptionResult force_words(const models::ShowAttendTell& dec, const Tensor& grid,
   out.token_ids.push_back(dec.config().end_id);
   for (int id : out.token_ids) out.tokens.push_back(vocab[static_cast<std::size_t>(id)]);
   if (params.output_attentions)  // [n + 1, gh, gw]
-    out.attentions.push_back(AttentionMap{"visual", -1, -1, -1, {r.steps, gh, gw}, std::move(r.alphas)});
+    out.attentions.record("visual", -1, -1, -1, {r.steps, gh, gw}, r.alphas.data());
   return out;
 }
 
@@ -292,7 +292,7 @@ CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& p
   }
   for (int id : out.token_ids) out.tokens.push_back(impl_->vocab[static_cast<std::size_t>(id)]);
   if (params.output_attentions)
-    out.attentions.push_back(AttentionMap{"visual", -1, -1, -1, {r.steps, gh, gw}, std::move(r.alphas)});
+    out.attentions.record("visual", -1, -1, -1, {r.steps, gh, gw}, r.alphas.data());
   return out;
 }
 

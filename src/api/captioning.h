@@ -45,7 +45,7 @@ struct CaptionResult {
   bool finished = false;            // the decoder chose <end> (else it stopped at max_new_tokens)
   // One "visual" map, the attention α_t over the grid for every step: dims [T, grid_h, grid_w], T = tokens.size(),
   // layer and head −1 (no map when output_attentions is false), as every task returns its maps (trace/trace.h).
-  std::vector<AttentionMap> attentions;
+  AttentionTrace attentions;
   std::vector<float> betas;  // the gate β_t per step [T]
   float score = 0;           // sum of the chosen words' log-probabilities
   int num_beams = 1;         // 0 for attend()

@@ -98,14 +98,12 @@ PointerSortResult PointerSorter::sort(const std::vector<double>& values, const P
     r.step_probabilities[i] = f.pointer[i * n + r.order[i]];
     if (i > 0 && r.sorted[i] < r.sorted[i - 1]) r.sorted_ok = false;
   }
-  std::vector<AttentionMap> maps = trace.take();
   // "pointer" first, then the encoder maps in recording order (layer-major, head-minor).
-  for (auto& m : maps)
-    if (m.name == "pointer") r.attentions.push_back(std::move(m));
-  if (params.encoder_attentions) {
-    for (auto& m : maps)
-      if (m.name == "encoder_self") r.attentions.push_back(std::move(m));
-  }
+  for (const MapView m : trace)
+    if (m.name == "pointer") r.attentions.record(m);
+  if (params.encoder_attentions)
+    for (const MapView m : trace)
+      if (m.name == "encoder_self") r.attentions.record(m);
   return r;
 }
 

@@ -45,7 +45,7 @@ struct PointerSortResult {
   bool sorted_ok = false;                 // `sorted` is non-decreasing (the model may err on long lists)
   // "pointer" [n × n] first (row = output step, column = input position, rows sum to 1, pointed positions 0),
   // then "encoder_self" [n × n] for each encoder layer and head (unless encoder_attentions is false).
-  std::vector<AttentionMap> attentions;
+  AttentionTrace attentions;
 };
 
 class PointerSorter {

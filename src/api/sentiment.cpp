@@ -142,7 +142,7 @@ SentimentResult SentimentClassifier::classify_tokens(const std::vector<std::stri
     if (r.probabilities[i] > r.probabilities[static_cast<std::size_t>(r.label_index)]) r.label_index = static_cast<int>(i);
   r.label = m.labels[static_cast<std::size_t>(r.label_index)];
   r.score = r.probabilities[static_cast<std::size_t>(r.label_index)];
-  r.attentions.push_back(std::move(f.attention));
+  r.attentions.record(f.attention);
   return r;
 }
 

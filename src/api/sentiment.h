@@ -48,7 +48,7 @@ struct SentimentResult {
   std::vector<int> ids;              // their vocabulary ids
   // The one map the model attends with, as every task returns its maps (trace/trace.h): "self-attention" (dims
   // [hops, T]) or "pair-attention" (dims [T, T]), layer and head −1; row-major, every row sums to 1.
-  std::vector<AttentionMap> attentions;
+  AttentionTrace attentions;
   bool truncated = false;            // the text had more than max_tokens tokens; only the first were used
   std::size_t num_input_tokens = 0;  // tokens before truncation (classify(): at most max_tokens + 1, see above)
 };

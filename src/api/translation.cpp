@@ -220,7 +220,7 @@ void attach_words_and_alignment(TranslationResult& out, const std::string& sourc
   const std::size_t rows = out.target_tokens.size(), cols = out.source_tokens.size();
   std::vector<float> piece(rows * cols, 0.0f);
   int used = 0;
-  for (const AttentionMap& m : out.attentions) {
+  for (const MapView m : out.attentions) {
     if (m.name != "cross" || (!rnn && (m.layer != layer || (head >= 0 && m.head != head)))) continue;
     require(m.dims.size() == 2 && m.dims[0] == rows && m.dims[1] == cols,
             "translate: internal error: a cross map does not match the tokens");
@@ -238,16 +238,15 @@ void attach_words_and_alignment(TranslationResult& out, const std::string& sourc
   out.alignment_method = how + ", " + analysis::link_extraction_name(ex);
 
   if (!p.word_maps) return;
-  for (const AttentionMap& m : out.attentions) {
+  for (const MapView m : out.attentions) {
     const bool rows_tgt = m.name != "encoder_self", cols_tgt = m.name == "decoder_self";
     const auto& rw = rows_tgt ? tgt_of : src_of;
     const auto& cw = cols_tgt ? tgt_of : src_of;
     const std::size_t nr = rows_tgt ? nt : ns, nc = cols_tgt ? nt : ns;
     require(m.dims.size() == 2 && m.dims[0] == rw.size() && m.dims[1] == cw.size(),
             "translate: internal error: map " + m.name + " does not match the tokens");
-    AttentionMap w{m.name, m.layer, m.head, m.step, {nr, nc}, {}};
-    w.data = analysis::merge_to_words(m.data.data(), m.dims[0], m.dims[1], rw, nr, cw, nc);
-    out.word_attentions.push_back(std::move(w));
+    const std::vector<float> w = analysis::merge_to_words(m.data.data(), m.dims[0], m.dims[1], rw, nr, cw, nc);
+    out.word_attentions.record(m.name, m.layer, m.head, m.step, {nr, nc}, w.data());
   }
 }
 
@@ -360,14 +359,14 @@ TranslationResult Translator::translate(const std::string& text, const Translati
       tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
       impl_->model->forward(ids, tgt_in, &trace);
     }
-    out.attentions = trace.take();
+    out.attentions = std::move(trace);
   }
   if (params.output_qk && !r.tokens.empty()) {
     std::vector<int> tgt_in{text::kBosId};
     tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
     AttentionTrace vectors;
     impl_->model->query_key_vectors(ids, tgt_in, vectors);
-    out.qk = vectors.take();
+    out.qk = std::move(vectors);
   }
   attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   if (copy_numbers && !out.alignment_map.empty()) {
@@ -432,11 +431,11 @@ TranslationResult Translator::align(const std::string& source, const std::string
     out.token_logprobs.push_back(lp);
     out.score += lp;
   }
-  if (params.output_attentions) out.attentions = trace.take();
+  if (params.output_attentions) out.attentions = std::move(trace);
   if (params.output_qk) {
     AttentionTrace vectors;
     impl_->model->query_key_vectors(ids, tgt_in, vectors);
-    out.qk = vectors.take();
+    out.qk = std::move(vectors);
   }
   attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
   out.attentions = select_maps(std::move(out.attentions), params.attention_selection);

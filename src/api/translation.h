@@ -81,7 +81,7 @@ struct TranslationResult {
   // Transformer: "encoder_self" [S,S], "decoder_self" [T,T] (causal, zero above the diagonal), "cross" [T,S] per
   // layer and head; RNNs: one "cross" [T,S] (layer −1, head −1). Row t belongs to target token t; every row sums
   // to 1.
-  std::vector<AttentionMap> attentions;
+  AttentionTrace attentions;
   // Words (text/word_spans.h): pieces merged into the words a person sees, with byte offsets into the source text
   // and into `text` (or align()'s target). Filled on every call.
   std::vector<text::WordSpan> source_words;
@@ -92,11 +92,11 @@ struct TranslationResult {
   std::vector<float> alignment_map;
   std::string alignment_method;
   // With word_maps: every map of `attentions` at word level (rows/columns are words; </s> dropped).
-  std::vector<AttentionMap> word_attentions;
+  AttentionTrace word_attentions;
   // With output_qk: per kind (encoder_self, decoder_self, cross), layer and head, "<kind>.query" [rows, d_head]
   // and "<kind>.key" [columns, d_head]: row i of that map is softmax_j(query[i]·key[j] / √d_head), j ≤ i for
   // decoder_self. Empty otherwise, and for an empty translation.
-  std::vector<AttentionMap> qk;
+  AttentionTrace qk;
   // With copy_numbers: the numbers replaced in `text` (source number index into the numbers of the source text,
   // target word, what the model wrote, what replaced it, the alignment weight of the match).
   std::vector<analysis::NumberCopy> number_copies;

@@ -122,7 +122,7 @@ struct VisualQA::Impl {
     out.answer = answers[best];
     out.score = out.scores[best];
     out.answers = answers;
-    if (params.output_attentions) out.attentions = trace.take();
+    if (params.output_attentions) out.attentions = std::move(trace);
     return out;
   }
 };

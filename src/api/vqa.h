@@ -50,7 +50,7 @@ struct VqaResult {
   // attention centroid minus the word level's, in grid cells (x right, y down); empty otherwise.
   std::vector<float> where;
   std::string attention;              // "parallel-co-attention" or "attention-over-attention"
-  std::vector<AttentionMap> attentions;  // empty when output_attentions is false (models/vqa.h lists them)
+  AttentionTrace attentions;  // empty when output_attentions is false (models/vqa.h lists them)
 };
 
 class VisualQA {

@@ -1,8 +1,6 @@
 // Trace recording helpers; see trace_record.h.
 #include "attention/trace_record.h"
 
-#include <utility>
-
 #include "attention/detail.h"
 
 namespace attnlens::attention {
@@ -13,14 +11,7 @@ void record_weights(AttentionTrace& trace, const std::string& name, const float*
   std::size_t count = 1;
   for (std::size_t d : dims) count = detail::checked_mul(count, d, "record_weights");
   detail::require_data(weights, count, "record_weights", "weights");
-  AttentionMap map;
-  map.name = name;
-  map.layer = layer;
-  map.head = head;
-  map.step = step;
-  map.dims = std::move(dims);
-  map.data.assign(weights, weights + count);
-  trace.record(std::move(map));
+  trace.record(name, layer, head, step, dims, weights);
 }
 
 void record_heads(AttentionTrace& trace, const std::string& name, const float* head_weights,

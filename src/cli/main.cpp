@@ -22,6 +22,14 @@ namespace {
 using attnlens::Error;
 using attnlens::require;
 
+// Every map of a trace as [{name, layer, head, dims, data}].
+nlohmann::json maps_json(const attnlens::AttentionTrace& maps) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const attnlens::MapView m : maps)
+    a.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data.to_vector()}});
+  return a;
+}
+
 constexpr const char* kUsage =
     R"(attnlens-cli — command-line tools of the attnlens attention engine
 
@@ -329,8 +337,8 @@ int sentiment(int argc, char** argv) {
       j["truncated"] = r.truncated;
       j["num_input_tokens"] = r.num_input_tokens;
       if (attention) {
-        const attnlens::AttentionMap& a = r.attentions.at(0);
-        j["attention"] = {{"name", a.name}, {"dims", a.dims}, {"data", a.data}};
+        const attnlens::MapView a = r.attentions.at(0);
+        j["attention"] = {{"name", a.name}, {"dims", a.dims}, {"data", a.data.to_vector()}};
       }
     } catch (const Error& e) {
       j = {{"error", e.what()}};
@@ -371,10 +379,7 @@ int sort_numbers(int argc, char** argv) {
         j["step_probabilities"] = r.step_probabilities;
         j["inputs"] = r.inputs;
         if (attentions) {
-          j["attentions"] = nlohmann::json::array();
-          for (const auto& m : r.attentions)
-            j["attentions"].push_back(
-                {{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
+          j["attentions"] = maps_json(r.attentions);
         }
         out = j.dump();
       } else {
@@ -434,13 +439,6 @@ double parse_double(const std::string& text, const std::string& what) {
 nlohmann::json words_json(const std::vector<attnlens::text::WordSpan>& words) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& w : words) a.push_back({{"text", w.text}, {"begin", w.byte_begin}, {"end", w.byte_end}});
-  return a;
-}
-
-nlohmann::json maps_json(const std::vector<attnlens::AttentionMap>& maps) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& m : maps)
-    a.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
   return a;
 }
 
@@ -634,7 +632,7 @@ int caption(int argc, char** argv) {
           j["unknown_words"] = std::move(unknown);
         }
         if (params.output_attentions && !r.attentions.empty())
-          j["attention"] = {{"dims", r.attentions[0].dims}, {"data", r.attentions[0].data}};
+          j["attention"] = {{"dims", r.attentions[0].dims}, {"data", r.attentions[0].data.to_vector()}};
         out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       } else if (caption) {
         char buf[32];
@@ -714,10 +712,7 @@ int vqa(int argc, char** argv) {
                             {"unknown_words", unknown}, {"count", r.count}, {"attention", r.attention},
                             {"where", r.where}};
         if (params.output_attentions) {
-          nlohmann::json maps = nlohmann::json::array();
-          for (const auto& m : r.attentions)
-            maps.push_back({{"name", m.name}, {"layer", m.layer}, {"head", m.head}, {"dims", m.dims}, {"data", m.data}});
-          j["attentions"] = std::move(maps);
+          j["attentions"] = maps_json(r.attentions);
         }
         out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       } else {

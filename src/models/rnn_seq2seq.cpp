@@ -112,10 +112,10 @@ class CrossRecorder {
   void trace(const std::vector<int>& rows, AttentionTrace& trace) const {
     const std::size_t T = rows.size();
     require(T <= begin_.size(), "rnn-seq2seq: trace_hypothesis beyond the recorded steps");
-    AttentionMap m{"cross", -1, -1, -1, {T, S_}, std::vector<float>(T * S_)};
+    float* cross = trace.add("cross", -1, -1, -1, {T, S_});  // written once, in the trace's arena
+    if (cross == nullptr) return;
     for (std::size_t t = 0; t < T; ++t)
-      std::copy_n(rows_.data() + begin_[t] + static_cast<std::size_t>(rows[t]) * S_, S_, m.data.data() + t * S_);
-    trace.record(std::move(m));
+      std::copy_n(rows_.data() + begin_[t] + static_cast<std::size_t>(rows[t]) * S_, S_, cross + t * S_);
   }
 
  private:

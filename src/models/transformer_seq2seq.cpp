@@ -95,10 +95,9 @@ void tied_output(const kernels::PackedMatrix& embed, std::size_t d, const float*
 // Records head hd of `x` (rows × d, heads of d_head side by side) as one [rows, d_head] map named `name`.
 void record_head(AttentionTrace& out, const std::string& name, std::size_t layer, std::size_t hd, const float* x,
                  std::size_t rows, std::size_t d, std::size_t d_head) {
-  AttentionMap m{name, static_cast<int>(layer), static_cast<int>(hd), -1, {rows, d_head},
-                 std::vector<float>(rows * d_head)};
-  for (std::size_t i = 0; i < rows; ++i) std::copy_n(x + i * d + hd * d_head, d_head, m.data.data() + i * d_head);
-  out.record(std::move(m));
+  float* m = out.add(name, static_cast<int>(layer), static_cast<int>(hd), -1, {rows, d_head});
+  if (m == nullptr) return;
+  for (std::size_t i = 0; i < rows; ++i) std::copy_n(x + i * d + hd * d_head, d_head, m + i * d_head);
 }
 
 void norm_rows(const Norm& nm, const float* x, std::size_t n, std::size_t d, float eps, float* y) {
@@ -308,23 +307,24 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override {
     const std::size_t T = rows.size(), S = enc_->length, H = m_.heads_, nl = m_.dec_.size();
     require(T <= rec_begin_.size(), "transformer-seq2seq: trace_hypothesis beyond the recorded steps");
-    // (layer, head) → [T,T] and [T,S], filled one query row per step from the row that produced it.
-    std::vector<AttentionMap> self(nl * H), cross(nl * H);
-    for (std::size_t l = 0; l < nl; ++l)
-      for (std::size_t hd = 0; hd < H; ++hd) {
-        const int li = static_cast<int>(l), hi = static_cast<int>(hd);
-        self[l * H + hd] = AttentionMap{"decoder_self", li, hi, -1, {T, T}, std::vector<float>(T * T, 0.0f)};
-        cross[l * H + hd] = AttentionMap{"cross", li, hi, -1, {T, S}, std::vector<float>(T * S)};
-      }
-    for (std::size_t t = 0; t < T; ++t) {
-      const float* b = rec_.data() + rec_begin_[t] + static_cast<std::size_t>(rows[t]) * block(t);
-      for (std::size_t m = 0; m < nl * H; ++m) {
-        std::copy_n(b + m * (t + 1), t + 1, self[m].data.data() + t * T);
-        std::copy_n(b + nl * H * (t + 1) + m * S, S, cross[m].data.data() + t * S);
+    if (!trace.enabled()) return;
+    // decoder_self [T,T] per (layer, head), then cross [T,S] per (layer, head), allocated up front in the trace's
+    // arena and filled one query row per step from the row that produced it.
+    trace.reserve(trace.size() + 2 * nl * H, trace.values().size() + nl * H * (T * T + T * S));
+    const std::size_t first = trace.size();
+    for (std::size_t m = 0; m < nl * H; ++m)
+      trace.add("decoder_self", static_cast<int>(m / H), static_cast<int>(m % H), -1, {T, T});
+    for (std::size_t m = 0; m < nl * H; ++m)
+      trace.add("cross", static_cast<int>(m / H), static_cast<int>(m % H), -1, {T, S});
+    for (std::size_t m = 0; m < nl * H; ++m) {
+      float* self = trace.mutable_values(first + m);
+      float* cross = trace.mutable_values(first + nl * H + m);
+      for (std::size_t t = 0; t < T; ++t) {
+        const float* b = rec_.data() + rec_begin_[t] + static_cast<std::size_t>(rows[t]) * block(t);
+        std::copy_n(b + m * (t + 1), t + 1, self + t * T);
+        std::copy_n(b + nl * H * (t + 1) + m * S, S, cross + t * S);
       }
     }
-    for (auto& map : self) trace.record(std::move(map));
-    for (auto& map : cross) trace.record(std::move(map));
   }
 
   // One step for every row: prev[r] at position pos_ → logits (rows, V); attention (rows, S), when given, the

@@ -1115,14 +1115,14 @@ TEST_CASE("trace helpers record every head with its coordinates; a disabled trac
   const auto maps = trace.find("encoder_self");
   REQUIRE(maps.size() == 2);
   for (int h = 0; h < 2; ++h) {
-    CHECK(maps[h]->head == h);
-    CHECK(maps[h]->layer == 1);
-    CHECK(maps[h]->dims == std::vector<std::size_t>{3, 3});
-    CHECK(maps[h]->data == Vec(weights.begin() + h * 9, weights.begin() + (h + 1) * 9));
+    CHECK(maps[h].head == h);
+    CHECK(maps[h].layer == 1);
+    CHECK(maps[h].dims == std::vector<std::size_t>{3, 3});
+    CHECK(maps[h].data == Vec(weights.begin() + h * 9, weights.begin() + (h + 1) * 9));
   }
   at::record_weights(trace, "cross", weights.data(), {2, 9}, -1, -1, 4);
-  CHECK(trace.find("cross").at(0)->step == 4);
-  CHECK(trace.find("cross").at(0)->data.size() == 18);
+  CHECK(trace.find("cross").at(0).step == 4);
+  CHECK(trace.find("cross").at(0).data.size() == 18);
   AttentionTrace off(false);
   at::record_heads(off, "x", weights.data(), 2, 3, 3);
   CHECK(off.size() == 0);

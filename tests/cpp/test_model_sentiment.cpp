@@ -83,7 +83,7 @@ void check_result_sane(const SentimentResult& r, std::size_t max_tokens) {
   CHECK(r.attentions.at(0).dims[1] == r.tokens.size());
   REQUIRE(r.attentions.at(0).data.size() == r.attentions.at(0).dims[0] * r.attentions.at(0).dims[1]);
   for (std::size_t i = 0; i < r.attentions.at(0).dims[0]; ++i)
-    CHECK(std::fabs(row_sum(r.attentions.at(0).data, i, r.attentions.at(0).dims[1]) - 1.0) < 1e-4);
+    CHECK(std::fabs(row_sum(r.attentions.at(0).data.to_vector(), i, r.attentions.at(0).dims[1]) - 1.0) < 1e-4);
   for (float v : r.attentions.at(0).data) CHECK(std::isfinite(v));
 }
 
@@ -109,7 +109,7 @@ void run_golden_parity(const std::string& name, bool has_hidden) {
     CHECK(r.attentions.at(0).name == c.at("attention_name").get<std::string>());
     CHECK(r.attentions.at(0).dims == c.at("attention_dims").get<std::vector<std::size_t>>());
     CHECK_FALSE(r.truncated);
-    check_close(r.attentions.at(0).data, golden_tensor(gst, key + "attention"), name + " " + key + "attention");
+    check_close(r.attentions.at(0).data.to_vector(), golden_tensor(gst, key + "attention"), name + " " + key + "attention");
     check_close(r.logits, golden_tensor(gst, key + "logits"), name + " " + key + "logits");
     check_close(r.probabilities, golden_tensor(gst, key + "probabilities"), name + " " + key + "probabilities");
     // Intermediates through the model layer.
@@ -327,7 +327,7 @@ TEST_SUITE("sentiment") {
     // Case 4 with a typographic apostrophe and dash: "It’s slow — very, very slow."
     const auto r4 = clf->classify("It\u2019s slow -- very, very slow.");
     CHECK(r4.tokens == golden["cases"][4]["tokens"].get<std::vector<std::string>>());
-    check_close(r4.attentions.at(0).data, golden_tensor(gst, "case4/attention"), "raw case4 attention");
+    check_close(r4.attentions.at(0).data.to_vector(), golden_tensor(gst, "case4/attention"), "raw case4 attention");
     // Case 7 has made-up words: they come back as "<unk>" with id 1.
     const auto r7 = clf->classify("The plot is zorblaxian and the acting isn't quxotic at all.");
     CHECK(r7.tokens == golden["cases"][7]["tokens"].get<std::vector<std::string>>());

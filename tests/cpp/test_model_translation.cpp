@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,10 @@ void check_close(const float* actual, std::size_t count, const GoldenTensor& exp
   CHECK(cmp.ok);
 }
 
-const attnlens::AttentionMap* find_map(const AttentionTrace& trace, const std::string& name, int layer, int head) {
-  for (const auto& m : trace.maps())
-    if (m.name == name && m.layer == layer && m.head == head) return &m;
-  return nullptr;
+std::optional<attnlens::MapView> find_map(const AttentionTrace& trace, const std::string& name, int layer, int head) {
+  for (const attnlens::MapView m : trace)
+    if (m.name == name && m.layer == layer && m.head == head) return m;
+  return std::nullopt;
 }
 
 std::vector<int> ids_of(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
@@ -123,8 +124,8 @@ void check_teacher_forced_case(const attnlens::models::Seq2SeqModel& model, cons
     if (g.dims.size() == 3) {
       const std::size_t H = g.dims[0], Q = g.dims[1], Kd = g.dims[2];
       for (std::size_t h = 0; h < H; ++h) {
-        const auto* m = find_map(trace, name, layer, static_cast<int>(h));
-        REQUIRE_MESSAGE(m != nullptr, key << ": no map " << name << " layer " << layer << " head " << h);
+        const auto m = find_map(trace, name, layer, static_cast<int>(h));
+        REQUIRE_MESSAGE(m.has_value(), key << ": no map " << name << " layer " << layer << " head " << h);
         REQUIRE(m->dims == std::vector<std::size_t>{Q, Kd});
         GoldenTensor head;
         head.dims = {Q, Kd};
@@ -134,8 +135,8 @@ void check_teacher_forced_case(const attnlens::models::Seq2SeqModel& model, cons
         ++compared;
       }
     } else {
-      const auto* m = find_map(trace, name, layer, -1);
-      REQUIRE_MESSAGE(m != nullptr, key << ": no map " << name);
+      const auto m = find_map(trace, name, layer, -1);
+      REQUIRE_MESSAGE(m.has_value(), key << ": no map " << name);
       CHECK(m->dims == g.dims);
       check_close(m->data.data(), m->data.size(), g, a["key"].get<std::string>());
       ++compared;
@@ -478,8 +479,8 @@ void check_recorded_maps(const attnlens::models::Seq2SeqModel& model, const std:
   REQUIRE(recorded.size() == forced.size());
   float worst = 0;
   for (std::size_t i = 0; i < forced.size(); ++i) {
-    const auto& a = recorded.maps()[i];
-    const auto& b = forced.maps()[i];
+    const attnlens::MapView a = recorded[i];
+    const attnlens::MapView b = forced[i];
     CAPTURE(b.name);
     CAPTURE(b.layer);
     CAPTURE(b.head);
@@ -552,9 +553,9 @@ TEST_CASE("translation: api::Translator returns the search's maps, equal to a fo
     model.forward(out.source_ids, tgt_in, &forced);
     REQUIRE(out.attentions.size() == forced.size());
     for (std::size_t i = 0; i < forced.size(); ++i) {
-      CHECK(out.attentions[i].name == forced.maps()[i].name);
-      CHECK(out.attentions[i].dims == forced.maps()[i].dims);
-      CHECK(out.attentions[i].data == forced.maps()[i].data);
+      CHECK(out.attentions[i].name == forced[i].name);
+      CHECK(out.attentions[i].dims == forced[i].dims);
+      CHECK(out.attentions[i].data == forced[i].data);
     }
   }
 }
@@ -564,18 +565,16 @@ namespace {
 // Every map of `r` recomputed from its query/key vectors: softmax_j(q_i·k_j / √d_head), j ≤ i for decoder_self.
 // Returns the largest difference to the engine's map; fails if a map has no vectors.
 double max_qk_error(const attnlens::api::TranslationResult& r) {
-  auto find = [&](const std::string& name, int layer, int head) -> const attnlens::AttentionMap* {
-    for (const auto& m : r.qk)
-      if (m.name == name && m.layer == layer && m.head == head) return &m;
-    return nullptr;
+  auto find = [&](const std::string& name, int layer, int head) {
+    return find_map(r.qk, name, layer, head);
   };
   double worst = 0;
   for (const auto& map : r.attentions) {
     CAPTURE(map.name);
-    const auto* q = find(map.name + ".query", map.layer, map.head);
-    const auto* k = find(map.name + ".key", map.layer, map.head);
-    REQUIRE(q != nullptr);
-    REQUIRE(k != nullptr);
+    const auto q = find(map.name + ".query", map.layer, map.head);
+    const auto k = find(map.name + ".key", map.layer, map.head);
+    REQUIRE(q.has_value());
+    REQUIRE(k.has_value());
     const std::size_t rows = map.dims[0], cols = map.dims[1], dh = q->dims[1];
     REQUIRE((q->dims == std::vector<std::size_t>{rows, dh}));
     REQUIRE((k->dims == std::vector<std::size_t>{cols, dh}));
@@ -633,19 +632,20 @@ TEST_CASE("translation: attention_selection returns only the asked kinds, or eac
   const auto sel = tr->translate(source, p);
   CHECK(sel.text == all.text);
   CHECK(sel.alignment == all.alignment);  // the links still come from the full maps
-  std::vector<const attnlens::AttentionMap*> full;
-  for (const auto& m : all.attentions)
-    if (m.name == "cross") full.push_back(&m);
+  std::vector<attnlens::MapView> full;
+  for (const attnlens::MapView m : all.attentions)
+    if (m.name == "cross") full.push_back(m);
   REQUIRE(!full.empty());
-  const int heads = static_cast<int>(std::count_if(full.begin(), full.end(), [](auto* m) { return m->layer == 0; }));
+  const int heads =
+      static_cast<int>(std::count_if(full.begin(), full.end(), [](const auto& m) { return m.layer == 0; }));
   REQUIRE(sel.attentions.size() * static_cast<std::size_t>(heads) == full.size());
   for (const auto& m : sel.attentions) {
     CHECK(m.name == "cross");
     CHECK(m.head == -1);
     for (std::size_t k = 0; k < m.data.size(); ++k) {
       double sum = 0;
-      for (auto* f : full)
-        if (f->layer == m.layer) sum += f->data[k];
+      for (const auto& f : full)
+        if (f.layer == m.layer) sum += f.data[k];
       CHECK(m.data[k] == doctest::Approx(sum / heads).epsilon(1e-6));
     }
   }
@@ -697,9 +697,9 @@ TEST_CASE("translation: int8 weights stay within their stated deviation of the f
         const std::size_t per_head = g.dims.size() == 3 ? g.dims[1] * g.dims[2] : g.data.size();
         const std::size_t heads = g.dims.size() == 3 ? g.dims[0] : 1;
         for (std::size_t h = 0; h < heads; ++h) {
-          const auto* m = find_map(trace, a["name"].get<std::string>(), a["layer"].get<int>(),
-                                   g.dims.size() == 3 ? static_cast<int>(h) : -1);
-          REQUIRE(m != nullptr);
+          const auto m = find_map(trace, a["name"].get<std::string>(), a["layer"].get<int>(),
+                                  g.dims.size() == 3 ? static_cast<int>(h) : -1);
+          REQUIRE(m.has_value());
           REQUIRE(m->data.size() == per_head);
           for (std::size_t i = 0; i < per_head; ++i) {
             const double d = std::fabs(static_cast<double>(m->data[i]) - g.data[h * per_head + i]);

@@ -112,7 +112,7 @@ TEST_CASE("vqa bundles equal their PyTorch goldens (answer logits and every map)
       for (const auto& m : r.attentions) {
         const std::string key = p + m.name + "/" + std::to_string(m.layer);
         REQUIRE_MESSAGE(g.contains(key), "no golden for map " << key);
-        check_close(m.data, g.to_float(key), what + " " + m.name + " layer " + std::to_string(m.layer));
+        check_close(m.data.to_vector(), g.to_float(key), what + " " + m.name + " layer " + std::to_string(m.layer));
         ++compared;
       }
       // every golden map was recorded by the engine: 2 levels × the variant's maps + the count density

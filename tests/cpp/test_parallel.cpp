@@ -37,7 +37,8 @@ std::vector<float> random_vector(std::size_t n, unsigned seed) {
   return v;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+template <typename A, typename B>  // std::vector<float> or attnlens::FloatSpan
+bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 

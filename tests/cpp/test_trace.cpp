@@ -29,20 +29,20 @@ TEST_SUITE("trace") {
     trace.record("cross", 2, 3, 8, {1, 1}, weights.data() + 4);
 
     REQUIRE(trace.size() == 3);
-    const AttentionMap& first = trace.maps()[0];
+    const attnlens::MapView first = trace[0];
     CHECK(first.name == "cross");
     CHECK(first.layer == 2);
     CHECK(first.head == 3);
     CHECK(first.step == 7);
     CHECK(first.dims == std::vector<std::size_t>{2, 3});
     CHECK(first.data == std::vector<float>{0.25f, 0.75f, 0.5f, 0.5f, 1.0f, 0.0f});
-    CHECK(trace.maps()[1].step == -1);  // default: computed once for the whole input
+    CHECK(trace[1].step == -1);  // default: computed once for the whole input
 
     const auto cross = trace.find("cross");
     REQUIRE(cross.size() == 2);
-    CHECK(cross[0]->step == 7);
-    CHECK(cross[1]->step == 8);
-    CHECK(cross[1]->data == std::vector<float>{1.0f});
+    CHECK(cross[0].step == 7);
+    CHECK(cross[1].step == 8);
+    CHECK(cross[1].data == std::vector<float>{1.0f});
     CHECK(trace.find("decoder_self").empty());
 
     trace.clear();
@@ -67,7 +67,7 @@ TEST_SUITE("trace") {
     // Zero-sized maps (e.g. an empty source sentence) are legitimate and need no data.
     trace.record("cross", 0, 0, 0, {0, 5}, nullptr);
     REQUIRE(trace.size() == 1);
-    CHECK(trace.maps()[0].data.empty());
+    CHECK(trace[0].data.empty());
   }
 
   TEST_CASE("a disabled trace records nothing") {
@@ -81,17 +81,19 @@ TEST_SUITE("trace") {
     m.data = {0.5f, 0.5f};
     trace.record(std::move(m));
     CHECK(trace.size() == 0);
-    CHECK(trace.maps().empty());
+    CHECK(trace.empty());
+    CHECK(trace.add("cross", 0, 0, 0, {1, 2}) == nullptr);
+    CHECK(trace.values().empty());
   }
 
   TEST_CASE("select_maps: kinds by name, the mean of each layer's heads, clear errors") {
-    std::vector<AttentionMap> maps;
+    AttentionTrace maps;
     for (int layer = 0; layer < 2; ++layer)
       for (int head = 0; head < 3; ++head) {
-        maps.push_back({"cross", layer, head, -1, {1, 2}, {float(head), float(layer)}});
-        maps.push_back({"decoder_self", layer, head, -1, {1, 1}, {1.0f}});
+        maps.record({"cross", layer, head, -1, {1, 2}, {float(head), float(layer)}});
+        maps.record({"decoder_self", layer, head, -1, {1, 1}, {1.0f}});
       }
-    maps.push_back({"visual", -1, -1, 0, {1, 1}, {1.0f}});  // no heads: kept as it is under head_mean
+    maps.record({"visual", -1, -1, 0, {1, 1}, {1.0f}});  // no heads: kept as it is under head_mean
     CHECK(attnlens::select_maps(maps, {}).size() == maps.size());
     const auto cross = attnlens::select_maps(maps, {{"cross"}, false});
     REQUIRE(cross.size() == 6);
@@ -107,6 +109,60 @@ TEST_SUITE("trace") {
     CHECK_THROWS_WITH_AS(attnlens::select_maps(maps, {{"encoder_self"}, false}),
                          doctest::Contains("no 'encoder_self' maps (it has 'cross', 'decoder_self', 'visual')"),
                          attnlens::Error);
-    CHECK(attnlens::select_maps({}, {{"anything"}, true}).empty());
+    CHECK(attnlens::select_maps(AttentionTrace(), {{"anything"}, true}).empty());
+  }
+
+  TEST_CASE("the arena: every map's values back to back, one index entry per map, written once in place") {
+    AttentionTrace trace;
+    trace.reserve(4, 2 * 6 + 2 * 3);
+    const float* before = trace.values().data();
+    // Two heads of a [2,3] kind, then two heads of a [1,3] kind: each kind one [head, rows, columns] block.
+    for (int h = 0; h < 2; ++h) {
+      float* out = trace.add("decoder_self", 0, h, -1, {2, 3});
+      REQUIRE(out != nullptr);
+      for (int i = 0; i < 6; ++i) CHECK(out[i] == 0.0f);  // zeroed
+      for (int i = 0; i < 6; ++i) out[i] = static_cast<float>(10 * h + i);
+    }
+    for (int h = 0; h < 2; ++h) {
+      float* out = trace.add("cross", 0, h, -1, {1, 3});
+      for (int i = 0; i < 3; ++i) out[i] = static_cast<float>(100 + 10 * h + i);
+    }
+    CHECK(trace.values().data() == before);  // reserved: no reallocation while recording
+    REQUIRE(trace.kinds() == std::vector<std::string>{"decoder_self", "cross"});
+    const auto& e = trace.entries();
+    REQUIRE(e.size() == 4);
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      CHECK(e[i].offset == offset);  // back to back
+      offset += e[i].count;
+    }
+    CHECK(offset == trace.values().size());
+    CHECK(e[1].kind == 0);
+    CHECK(e[1].head == 1);
+    CHECK(e[1].rank == 2);
+    CHECK(e[1].dims[0] == 2);
+    CHECK(e[1].dims[1] == 3);
+    CHECK(e[2].kind == 1);
+    CHECK(e[3].count == 3);
+    CHECK(trace[1].data == std::vector<float>{10, 11, 12, 13, 14, 15});
+    CHECK(trace[3].data == std::vector<float>{110, 111, 112});
+    CHECK(trace.values()[6] == 10.0f);  // head 1 of decoder_self follows head 0 directly
+    // Iteration, at(), append() and a copy out of the arena.
+    int n = 0;
+    for (const attnlens::MapView m : trace) n += m.name == "cross";
+    CHECK(n == 2);
+    CHECK_THROWS_AS(trace.at(4), attnlens::Error);
+    AttentionTrace more;
+    more.record("visual", -1, -1, 2, {1, 1}, trace[3].data.data());
+    more.append(trace);
+    REQUIRE(more.size() == 5);
+    CHECK(more.kinds() == std::vector<std::string>{"visual", "decoder_self", "cross"});
+    CHECK(more[4].data == trace[3].data);
+    CHECK(more[4].head == 1);
+    const AttentionMap copy = more[0].copy();
+    CHECK(copy.name == "visual");
+    CHECK(copy.step == 2);
+    CHECK(copy.data == std::vector<float>{110});
+    CHECK_THROWS_AS(trace.add("too_many_dims", 0, 0, 0, {1, 1, 1, 1, 1}), attnlens::Error);
   }
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -176,10 +177,10 @@ TEST_CASE("align: forced decoding equals PyTorch teacher forcing on every shippe
         const std::size_t heads = dims.size() == 3 ? dims[0] : 1;
         const std::size_t cells = g.size() / heads;
         for (std::size_t h = 0; h < heads; ++h) {
-          const attnlens::AttentionMap* m = nullptr;
-          for (const auto& x : r.attentions)
-            if (x.name == map_name && (dims.size() != 3 || (x.layer == layer && x.head == static_cast<int>(h)))) m = &x;
-          REQUIRE_MESSAGE(m != nullptr, "no map " << map_name << " layer " << layer << " head " << h);
+          std::optional<attnlens::MapView> m;
+          for (const attnlens::MapView x : r.attentions)
+            if (x.name == map_name && (dims.size() != 3 || (x.layer == layer && x.head == static_cast<int>(h)))) m.emplace(x);
+          REQUIRE_MESSAGE(m.has_value(), "no map " << map_name << " layer " << layer << " head " << h);
           REQUIRE(m->data.size() == cells);
           float worst = 0;
           for (std::size_t k = 0; k < cells; ++k) worst = std::max(worst, std::fabs(m->data[k] - g[h * cells + k]));

@@ -188,7 +188,7 @@ test('image-to-text: sizes that do not match the bytes, bad numbers, detached an
     // SharedArrayBuffer-backed pixels are read in place.
     const shared = await caption(img({ data: sharedCopy(px, Uint8ClampedArray) }), opts);
     assert.equal(shared.text, ref.text);
-    assert.deepEqual([...shared.attentions[0].data], [...ref.attentions[0].data]);
+    assert.deepEqual([...shared.attentions.at(0).data], [...ref.attentions.at(0).data]);
     assert.equal((await caption(img(), opts)).text, ref.text); // still works
   } finally {
     caption.dispose();

@@ -99,11 +99,11 @@ test('pointer-sort: strings, arrays and typed arrays give the same result; encod
   const d = await sort(Int32Array.of(5, 3, 9, 1));
   for (const r of [b, c, d]) {
     assert.deepEqual(r.order, a.order);
-    assert.deepEqual(Array.from(r.attentions[0].data), Array.from(a.attentions[0].data));
+    assert.deepEqual(Array.from(r.attentions.at(0).data), Array.from(a.attentions.at(0).data));
   }
   const e = await sort([5, 3, 9, 1], { encoder_attentions: false });
   assert.equal(e.attentions.length, 1);
-  assert.equal(e.attentions[0].name, 'pointer');
+  assert.equal(e.attentions.at(0).name, 'pointer');
   const ties = await sort('2 1 2 1 2');
   assert.deepEqual(ties.order, [1, 3, 0, 2, 4], 'equal numbers keep their input order');
   sort.dispose();

@@ -48,7 +48,7 @@ test('an int8 bundle written by scripts/quantize.mjs loads by path and translate
         assert.equal(x.attentions.length, y.attentions.length);
         let max = 0;
         for (let i = 0; i < x.attentions.length; i++) {
-          for (let j = 0; j < x.attentions[i].data.length; j++) max = Math.max(max, Math.abs(x.attentions[i].data[j] - y.attentions[i].data[j]));
+          for (let j = 0; j < x.attentions.at(i).data.length; j++) max = Math.max(max, Math.abs(x.attentions.at(i).data[j] - y.attentions.at(i).data[j]));
         }
         assert.ok(max <= 1e-5, `maps differ by ${max}`);
       }

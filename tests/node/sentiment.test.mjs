@@ -96,7 +96,7 @@ for (const name of MODELS) {
       assert.ok(Math.abs(out.score - c.score) <= TOL, `case ${i} score ${out.score} vs ${c.score}`);
       assertClose(out.probabilities, tensors[`case${i}/probabilities`].data, `case ${i} probabilities`);
       assert.equal(out.attentions.length, 1);
-      const map = out.attentions[0];
+      const map = out.attentions.at(0);
       assert.deepEqual(map.dims, c.attention_dims, `case ${i} attention dims`);
       assert.deepEqual(map.dims, tensors[`case${i}/attention`].dims);
       assertAttentionMap(map, out.tokens, c.attention_name);
@@ -139,7 +139,7 @@ test('bad input: empty text is a clear Error; punctuation, emoji, invalid UTF-8,
       assert.ok(out.score >= 0.5 && out.score <= 1, label);
       assert.ok(Math.abs(out.probabilities[0] + out.probabilities[1] - 1) < 1e-5, label);
       assert.ok(out.tokens.length > 0, label);
-      assertAttentionMap(out.attentions[0], out.tokens, name === 'sst2-selfattn' ? 'self-attention' : 'pair-attention');
+      assertAttentionMap(out.attentions.at(0), out.tokens, name === 'sst2-selfattn' ? 'self-attention' : 'pair-attention');
     };
     const punct = await clf('...!!!');
     check(punct, 'punctuation');
@@ -160,7 +160,7 @@ test('bad input: empty text is a clear Error; punctuation, emoji, invalid UTF-8,
     assert.equal(long.truncated, true);
     assert.equal(long.num_input_tokens, 257);  // tokenization stops one token past max_tokens
     assert.equal(long.tokens.length, 256);
-    assert.equal(long.attentions[0].dims[1], 256);
+    assert.equal(long.attentions.at(0).dims[1], 256);
     await assert.rejects(clf(42), TypeError);
     await assert.rejects(clf(null), TypeError);
   }
@@ -169,14 +169,14 @@ test('bad input: empty text is a clear Error; punctuation, emoji, invalid UTF-8,
 test('options: output_attentions, max_tokens, unknown names are TypeErrors', async () => {
   const clf = classifiers['sst2-relation'];
   const quiet = await clf('a fine film', { output_attentions: false });
-  assert.deepEqual(quiet.attentions, []);
+  assert.equal(quiet.attentions.length, 0);
   await assert.rejects(clf('a fine film', { num_beams: 2 }), (e) => e instanceof TypeError && /num_beams/.test(e.message));
   await assert.rejects(clf('a fine film', { output_attentions: 'yes' }), TypeError);
   const short = await pipeline('sentiment-analysis', 'sst2-relation', { max_tokens: 4 });
   try {
     const out = await short('one two three four five six');
     assert.equal(out.truncated, true);
-    assert.deepEqual(out.attentions[0].dims, [4, 4]);
+    assert.deepEqual(out.attentions.at(0).dims, [4, 4]);
     assert.equal(short.maxTokens, 4);
   } finally {
     short.dispose();

@@ -237,7 +237,7 @@ test('names and numbers pass through: "Tom kauft 3 Äpfel für 2,50 Euro." (numb
   // Without maps the copy still happens (the engine computes the alignment for it and drops it).
   const noMaps = await translate('Es sind 37,5 Grad.', { output_attentions: false });
   assert.match(noMaps.text, /37\.5/);
-  assert.deepEqual(noMaps.attentions, []);
+  assert.equal(noMaps.attentions.length, 0);
   // Several sentences: copies re-indexed into the whole input's words.
   const two = await translate('Ich bin müde. Tom kauft 3 Äpfel für 2,50 Euro.');
   assert.equal(two.sentences.length, 2);

@@ -36,6 +36,7 @@
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
 import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, ownEngine, toWellFormed } from './input.js';
+import { AttentionMaps } from '../trace.js';
 
 const TASK = 'image-to-text';
 const FACTORY_OPTIONS = [];
@@ -190,7 +191,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       text: r.text,
       tokens: r.tokens,
       token_ids: r.tokenIds,
-      attentions: outputAttentions ? r.attentions : [],
+      attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined),
       betas: r.betas,
       finished: r.finished,
       score: r.score,

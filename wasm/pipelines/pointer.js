@@ -18,6 +18,7 @@
 // whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
 import { getModule } from '../core.js';
 import { checkBool, checkBytes, checkOptions, describe, isDetached, ownEngine } from './input.js';
+import { AttentionMaps } from '../trace.js';
 
 const TASK = 'number-sorting';
 const RUN_OPTIONS = ['encoder_attentions'];
@@ -97,7 +98,7 @@ export async function createPointerSortPipeline(bundle, options = {}) {
       sorted_ok: r.sortedOk,
       step_probabilities: r.stepProbabilities,
       inputs: r.inputs,
-      attentions: r.attentions,
+      attentions: new AttentionMaps(r.attentions),
     };
   };
   run.task = TASK;

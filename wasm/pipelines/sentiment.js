@@ -20,6 +20,7 @@
 // row sums to 1.
 import { getModule } from '../core.js';
 import { checkBool, checkBytes, checkInt, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
+import { AttentionMaps } from '../trace.js';
 
 const TASK = 'sentiment-analysis';
 const FACTORY_OPTIONS = ['max_tokens'];
@@ -69,7 +70,7 @@ export async function createSentimentPipeline(bundle, options = {}) {
     label: r.label,
     score: r.score,
     tokens: r.tokens,
-    attentions: outputAttentions ? r.attentions : [],
+    attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined),
     probabilities: r.probabilities,
     labels: [...labels],
     ids: r.ids,

@@ -82,6 +82,7 @@ import { getModule } from '../core.js';
 import {
   checkBool, checkBytes, checkFinite, checkInt, checkOptions, describe, ownEngine, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
+import { AttentionMaps } from '../trace.js';
 
 const TASK = 'translation';
 const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
@@ -183,13 +184,15 @@ function blockDiagonal(maps) {
   return { dims: [...lead, rows, cols], data };
 }
 
-function combineMaps(lists) {
+// Sentences' AttentionMaps → one AttentionMaps of block-diagonal maps (empty if the sentences' maps differ).
+function combineMaps(traces) {
+  const lists = traces.map((t) => t.toArray());
   const n = lists[0].length;
   const sameShape = lists.every((l) => l.length === n && l.every((m, i) =>
     m.name === lists[0][i].name && m.layer === lists[0][i].layer && m.head === lists[0][i].head &&
     m.dims.length === lists[0][i].dims.length && m.dims.length >= 2));
-  if (!sameShape) return [];
-  return lists[0].map((m0, i) => ({ ...m0, ...blockDiagonal(lists.map((l) => l[i])) }));
+  if (!sameShape) return new AttentionMaps();
+  return AttentionMaps.from(lists[0].map((m0, i) => ({ ...m0, ...blockDiagonal(lists.map((l) => l[i])) })));
 }
 
 function concatInt32(arrays) {
@@ -368,7 +371,7 @@ export async function createTranslationPipeline(bundle, options = {}) {
       text: r.text,
       source_tokens: r.sourceTokens,
       target_tokens: r.targetTokens,
-      attentions: r.attentions,
+      attentions: new AttentionMaps(r.attentions),
       source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
       target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
       alignment: r.alignment,
@@ -381,9 +384,9 @@ export async function createTranslationPipeline(bundle, options = {}) {
       num_beams: r.numBeams,
       ...extra,
     };
-    if (r.wordAttentions.length > 0) out.word_attentions = r.wordAttentions;
+    if (r.wordAttentions.index.length > 0) out.word_attentions = new AttentionMaps(r.wordAttentions);
     if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
-    if (r.qk.length > 0) out.qk = r.qk;
+    if (r.qk.index.length > 0) out.qk = new AttentionMaps(r.qk);
     if (r.numberCopies?.length > 0) {
       out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
         model: c.model, text: c.text, weight: c.weight }));

@@ -19,6 +19,7 @@
 import { getModule } from '../core.js';
 import { checkBool, checkBytes, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
 import { toPixels } from './captioning.js';
+import { AttentionMaps } from '../trace.js';
 
 const TASK = 'visual-question-answering';
 const RUN_OPTIONS = ['output_attentions'];
@@ -71,7 +72,7 @@ export async function createVqaPipeline(bundle, options = {}) {
     count: r.count,
     where: r.where,
     attention: r.attention,
-    attentions: r.attentions,
+    attentions: new AttentionMaps(r.attentions),
   });
   /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
   run.encode = async (image) => {

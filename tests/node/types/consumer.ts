@@ -1,7 +1,7 @@
 // A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
 // compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
-import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline } from '../../../wasm/index.js';
-import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan } from '../../../wasm/index.js';
+import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline, AttentionMaps } from '../../../wasm/index.js';
+import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap } from '../../../wasm/index.js';
 
 export async function demo(): Promise<number> {
   await init({ wasmUrl: new URL('https://example.org/attnlens.wasm') });
@@ -35,8 +35,13 @@ export async function sentences(): Promise<number> {
   const spans: Array<[number, number]> = (out.sentences ?? []).map((s) => [s.source_start, s.source_end]);
   const first: TranslationSentence | undefined = out.sentences?.[0];
   const words: WordSpan[] = first?.source_words ?? [];
+  // The maps: one AttentionMaps per result (views by index, by coordinates, or a kind as one tensor).
+  const maps: AttentionMaps = out.attentions;
+  const cross: { dims: number[]; data: Float32Array } = maps.stack('cross');
+  const firstMap: AttentionMap | undefined = maps.at(0) ?? maps.get('cross', { layer: 0, head: 0 });
+  const copy: AttentionMaps = AttentionMaps.from([...maps]);
   translate.dispose();
-  return spans.length + words.length;
+  return spans.length + words.length + cross.dims.length + (firstMap?.data.length ?? 0) + copy.length;
 }
 
 // Sorting numbers with the pointer network: the pointer distribution of every output step.
