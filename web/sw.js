@@ -9,7 +9,7 @@ const SHELL = [
   './', './index.html', './style.css', './app.js', './client.js', './draw.js', './maps.js', './lab.js', './translate.js',
   './sentiment.js', './caption.js', './worker.js', './modelview.js', './headstats.js', './export.js', './state.js',
   './rollout.js', './coverage.js', './neuron.js', './heat.js', './vqa.js', './pointer.js', './lab/ui.js', './lab/plane.js', './lab/words.js', './lab/panels-plane.js',
-  './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js',
+  './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js', '../wasm/pipelines/base.js',
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
   '../wasm/models.js', '../wasm/trace.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
   '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',

@@ -35,7 +35,8 @@
 // num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, ownEngine, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, toWellFormed } from './input.js';
+import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'image-to-text';
@@ -165,26 +166,12 @@ export async function toPixels(input) {
  */
 export async function createCaptioningPipeline(bundle, options = {}) {
   checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
-  const config = bundle.config;
-  const weightsName = config.weights ?? 'weights.safetensors';
-  const weights = bundle.files?.[weightsName];
-  if (!(weights instanceof Uint8Array)) throw new Error(`attnlens: captioning model ${bundle.name}: the bundle lacks ${weightsName}`);
-  const vocabName = config.tokenizer?.vocab ?? 'vocab.txt';
-  const vocab = bundle.files?.[vocabName];
-  if (!(vocab instanceof Uint8Array)) throw new Error(`attnlens: captioning model ${bundle.name}: the bundle lacks ${vocabName}`);
-  const enc = bundle.encoder;
-  if (!enc || typeof enc !== 'object' || typeof enc.config !== 'object') {
-    throw new Error(`attnlens: captioning model ${bundle.name} needs its encoder bundle "${config.encoder?.bundle}" ` +
-      '(loadBundle() fetches it from the sibling folder; a preloaded bundle must carry it as bundle.encoder)');
-  }
-  const encWeights = enc.files?.[enc.config.weights ?? 'weights.safetensors'];
-  if (!(encWeights instanceof Uint8Array)) throw new Error(`attnlens: encoder bundle ${enc.name}: the weights file is missing`);
-  for (const [what, bytes] of [[weightsName, weights], [vocabName, vocab], [`encoder ${enc.name} weights`, encWeights]]) {
-    checkBytes(bytes, `captioning model ${bundle.name}: ${what}`, { copyShared: false });
-  }
-  const own = ownEngine(getModule().Captioner.fromBundles(bundle.configText ?? JSON.stringify(config), weights,
-    { [vocabName]: vocab }, enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? '')),
-  TASK, bundle.name);
+  const vocabName = bundle.config.tokenizer?.vocab ?? 'vocab.txt';
+  const weights = bundleWeights(bundle, 'captioning', { copyShared: false });
+  const vocab = bundleFile(bundle, vocabName, 'captioning', { what: 'vocabulary', copyShared: false });
+  const enc = encoderBundle(bundle, 'captioning');
+  const engine = getModule().Captioner.fromBundles(configText(bundle), weights, { [vocabName]: vocab },
+    enc.configText, enc.weights, String(bundle.name ?? ''));
 
   const shape = (r, outputAttentions) => {
     const out = {
@@ -204,13 +191,8 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     }
     return out;
   };
-  const captionOne = async (input, paramsJson, outputAttentions) => {
-    const px = await toPixels(input);
-    return shape(own.engine.caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
-  };
 
-  const run = async (input, runOptions = {}) => {
-    own.check();
+  const call = async (live, input, runOptions = {}) => {
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const params = {};
     if (o.num_beams !== undefined) params.num_beams = checkInt(o.num_beams, 'num_beams', 1, 64);
@@ -223,41 +205,38 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       // One engine call for the list: the images are shared among the engine's threads (the threaded module).
       const images = [];
       for (const x of input) images.push(await toPixels(x));
-      return own.engine.captionMany(images.map((px) => ({ data: px.data, width: px.width, height: px.height,
+      return live().captionMany(images.map((px) => ({ data: px.data, width: px.width, height: px.height,
         channels: px.channels })), paramsJson).map((r) => shape(r, outputAttentions));
     }
-    return captionOne(input, paramsJson, outputAttentions);
-  };
-  /** Forced caption: teacher forcing of `text` on `input` (see the header). */
-  run.attend = async (input, text, attendOptions = {}) => {
-    own.check();
-    if (typeof text !== 'string') {
-      throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
-    }
-    const o = checkOptions(attendOptions, ATTEND_OPTIONS, `${TASK} attend`);
-    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
     const px = await toPixels(input);
-    return shape(own.engine.attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
-      outputAttentions);
+    return shape(live().caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
   };
-  run.task = TASK;
-  run.model = bundle.name;
-  run.config = config;
-  run.encoder = enc.name;
-  run.vocabSize = own.engine.vocabSize();
-  /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
-  run.encode = (px) => {
-    own.check();
-    if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
-      throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
-    }
-    const p = checkPixels(px);
-    return own.engine.encode(p.data, p.width, p.height, p.channels);
+  const methods = {
+    /** Forced caption: teacher forcing of `text` on `input` (see the header). */
+    attend: async (live, input, text, attendOptions = {}) => {
+      if (typeof text !== 'string') {
+        throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
+      }
+      const o = checkOptions(attendOptions, ATTEND_OPTIONS, `${TASK} attend`);
+      const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
+      const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
+      const px = await toPixels(input);
+      return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
+        outputAttentions);
+    },
+    /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
+    encode: (live, px) => {
+      if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
+        throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
+      }
+      const p = checkPixels(px);
+      return live().encode(p.data, p.width, p.height, p.channels);
+    },
+    /** Grid (from encode) → the caption object of the engine, for benchmarks. */
+    captionGrid: (live, grid, opts = {}) => live().captionGrid(grid, 7, 7, JSON.stringify(opts)),
   };
-  /** Grid (from encode) → the caption object of the engine, for benchmarks. */
-  run.captionGrid = (grid, opts = {}) => {
-    return own.engine.captionGrid(grid, 7, 7, JSON.stringify(opts));
-  };
-  return own.attach(run);
+  return createPipeline({
+    task: TASK, bundle, engine, call, methods,
+    fields: (e) => ({ encoder: enc.name, vocabSize: e.vocabSize() }),
+  });
 }

@@ -9,37 +9,6 @@
 // surrogate with the character after it.)
 
 /**
- * The engine object a pipeline owns (an Embind handle), shared by every task: `own.engine` returns it, or throws
- * the pipeline's "has been disposed" Error once dispose() ran (`own.check()` only throws); `own.attach(run)` gives
- * the pipeline function
- * dispose() (frees the handle once; `release` frees anything else the task holds) and the `disposed` flag.
- */
-export function ownEngine(engine, task, model, release = () => {}) {
-  let live = engine;
-  const check = () => {
-    if (live === null) throw new Error(`attnlens: this ${task} pipeline (${model}) has been disposed`);
-  };
-  return {
-    get engine() {
-      check();
-      return live;
-    },
-    check,
-    attach(run) {
-      run.dispose = () => {
-        if (live !== null) {
-          live.delete();
-          live = null;
-        }
-        release();
-      };
-      Object.defineProperty(run, 'disposed', { get: () => live === null, enumerable: true });
-      return run;
-    },
-  };
-}
-
-/**
  * The options object of a pipeline or a call: undefined/null → {}; anything but a plain object → TypeError; a key
  * not in `known` → TypeError naming it and the known ones (a typo must never silently fall back to a default).
  */

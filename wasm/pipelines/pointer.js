@@ -17,7 +17,8 @@
 // and is less accurate on longer lists: the output is always a permutation of the input, and `sorted_ok` says
 // whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkOptions, describe, isDetached, ownEngine } from './input.js';
+import { checkBool, checkOptions, describe, isDetached } from './input.js';
+import { bundleWeights, configText, createPipeline } from './base.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'number-sorting';
@@ -73,24 +74,15 @@ export function parseNumbers(input, maxLength) {
  */
 export async function createPointerSortPipeline(bundle, options = {}) {
   checkOptions(options, [], `${TASK} pipeline`);
-  const config = bundle.config;
-  const weightsName = config.weights ?? 'weights.safetensors';
-  const weights = bundle.files?.[weightsName];
-  if (!(weights instanceof Uint8Array)) {
-    throw new Error(`attnlens: ${TASK} model ${bundle.name}: the bundle lacks ${weightsName}`);
-  }
-  const configText = bundle.configText ?? JSON.stringify(config);
-  const own = ownEngine(getModule().PointerSorter.fromBundle(configText,
-    checkBytes(weights, `${TASK} model ${bundle.name}: ${weightsName}`), String(bundle.name ?? '')), TASK, bundle.name);
-  const maxLength = own.engine.maxLength();
-  const modelName = bundle.name;
+  const engine = getModule().PointerSorter.fromBundle(configText(bundle), bundleWeights(bundle, TASK),
+    String(bundle.name ?? ''));
+  const maxLength = engine.maxLength();
 
-  const run = async (input, runOptions = {}) => {
-    own.check();
+  const call = async (live, input, runOptions = {}) => {
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const encoderAttentions = checkBool(o.encoder_attentions, 'encoder_attentions') ?? true;
     const values = parseNumbers(input, maxLength);
-    const r = own.engine.sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
+    const r = live().sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
     return {
       values,
       sorted: Array.from(r.sorted),
@@ -101,9 +93,5 @@ export async function createPointerSortPipeline(bundle, options = {}) {
       attentions: new AttentionMaps(r.attentions),
     };
   };
-  run.task = TASK;
-  run.model = modelName;
-  run.config = config;
-  run.maxLength = maxLength;
-  return own.attach(run);
+  return createPipeline({ task: TASK, bundle, engine, call, fields: () => ({ maxLength }) });
 }

@@ -19,20 +19,13 @@
 // Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
 // row sums to 1.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
+import { checkBool, checkBytes, checkInt, checkOptions, describe, toWellFormed } from './input.js';
+import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'sentiment-analysis';
 const FACTORY_OPTIONS = ['max_tokens'];
 const RUN_OPTIONS = ['output_attentions'];
-
-function fileAsText(bundle, fileName) {
-  const bytes = bundle.files?.[fileName];
-  if (!(bytes instanceof Uint8Array)) {
-    throw new Error(`attnlens: sentiment model ${bundle.name}: the bundle lacks ${fileName}`);
-  }
-  return new TextDecoder('utf-8').decode(checkBytes(bytes, `sentiment model ${bundle.name}: ${fileName}`));
-}
 
 /**
  * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array> }} bundle
@@ -42,23 +35,14 @@ export async function createSentimentPipeline(bundle, options = {}) {
   const opts = checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
   const params = {};
   if (opts.max_tokens !== undefined) params.max_tokens = checkInt(opts.max_tokens, 'max_tokens', 1, 1024);
-  const config = bundle.config;
-  const weightsName = config.weights ?? 'weights.safetensors';
-  const vocabName = config.tokenizer?.vocab;
+  const vocabName = bundle.config.tokenizer?.vocab;
   if (typeof vocabName !== 'string') {
     throw new Error(`attnlens: sentiment model ${bundle.name}: config.json has no tokenizer.vocab file`);
   }
-  const weights = bundle.files?.[weightsName];
-  if (!(weights instanceof Uint8Array)) {
-    throw new Error(`attnlens: sentiment model ${bundle.name}: the bundle lacks ${weightsName}`);
-  }
-  const files = { [vocabName]: fileAsText(bundle, vocabName) };
-  const configText = bundle.configText ?? JSON.stringify(config);
-  const own = ownEngine(getModule().SentimentClassifier.fromBundle(configText,
-    checkBytes(weights, `sentiment model ${bundle.name}: ${weightsName}`), files, JSON.stringify(params),
-    String(bundle.name ?? '')), TASK, bundle.name);
-  const labels = own.engine.labels();
-  const modelName = bundle.name; // the closures below keep only this, not the bundle's bytes
+  const files = { [vocabName]: bundleFile(bundle, vocabName, 'sentiment', { text: true }) };
+  const engine = getModule().SentimentClassifier.fromBundle(configText(bundle), bundleWeights(bundle, 'sentiment'),
+    files, JSON.stringify(params), String(bundle.name ?? ''));
+  const labels = engine.labels();
 
   const textOf = (input, what) => {
     if (typeof input !== 'string' && !(input instanceof Uint8Array)) {
@@ -78,22 +62,18 @@ export async function createSentimentPipeline(bundle, options = {}) {
     num_input_tokens: r.numInputTokens,
   });
 
-  const run = async (input, runOptions = {}) => {
-    own.check();
+  const call = async (live, input, runOptions = {}) => {
     const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
     const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
     if (Array.isArray(input)) {
       // One engine call for the list: shared among the engine's threads (the threaded module).
       const texts = input.map((x, i) => textOf(x, `${TASK} input [${i}]`));
-      return own.engine.classifyMany(texts).map((r) => shape(r, outputAttentions));
+      return live().classifyMany(texts).map((r) => shape(r, outputAttentions));
     }
-    return shape(own.engine.classify(textOf(input, `${TASK} input`)), outputAttentions);
+    return shape(live().classify(textOf(input, `${TASK} input`)), outputAttentions);
   };
-  run.task = TASK;
-  run.model = modelName;
-  run.config = config;
-  run.architecture = own.engine.architecture();
-  run.labels = [...labels];
-  run.maxTokens = own.engine.maxTokens();
-  return own.attach(run);
+  return createPipeline({
+    task: TASK, bundle, engine, call,
+    fields: (e) => ({ architecture: e.architecture(), labels: [...labels], maxTokens: e.maxTokens() }),
+  });
 }

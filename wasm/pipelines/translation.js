@@ -80,8 +80,9 @@
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
 import {
-  checkBool, checkBytes, checkFinite, checkInt, checkOptions, describe, ownEngine, prepareSource, restoreCase, splitSentences, toWellFormed,
+  checkBool, checkFinite, checkInt, checkOptions, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
+import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'translation';
@@ -256,15 +257,6 @@ function combine(sentences, dropped) {
   return out;
 }
 
-function fileAsText(bundle, fileName) {
-  const bytes = bundle.files?.[fileName];
-  if (typeof bytes === 'string') return bytes;
-  if (!(bytes instanceof Uint8Array)) {
-    throw new Error(`attnlens: translation model ${bundle.name}: the bundle lacks ${fileName}`);
-  }
-  return new TextDecoder('utf-8').decode(checkBytes(bytes, `translation model ${bundle.name}: ${fileName}`));
-}
-
 /**
  * @param {{ name: string, config: object, configText?: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ num_beams?: number, max_new_tokens?: number, output_attentions?: boolean, alpha?: number,
@@ -272,28 +264,20 @@ function fileAsText(bundle, fileName) {
  */
 export async function createTranslationPipeline(bundle, options = {}) {
   const defaults = { ...checkTranslationOptions(options, `${TASK} pipeline`) };
-  const config = bundle.config;
-  const weightsName = config.weights ?? 'weights.safetensors';
-  const vocabName = config.tokenizer?.vocab;
-  const mergesName = config.tokenizer?.merges;
+  const vocabName = bundle.config.tokenizer?.vocab;
+  const mergesName = bundle.config.tokenizer?.merges;
   if (typeof vocabName !== 'string' || typeof mergesName !== 'string') {
     throw new Error(`attnlens: translation model ${bundle.name}: config.json has no tokenizer.vocab/merges files`);
   }
-  const weights = bundle.files?.[weightsName];
-  if (!(weights instanceof Uint8Array)) {
-    throw new Error(`attnlens: translation model ${bundle.name}: the bundle lacks ${weightsName}`);
-  }
-  const weightBytes = checkBytes(weights, `translation model ${bundle.name}: ${weightsName}`);
-  const files = { [vocabName]: fileAsText(bundle, vocabName), [mergesName]: fileAsText(bundle, mergesName) };
-  const configText = bundle.configText ?? JSON.stringify(config);
+  const weights = bundleWeights(bundle, TASK);
+  const files = {
+    [vocabName]: bundleFile(bundle, vocabName, TASK, { text: true }),
+    [mergesName]: bundleFile(bundle, mergesName, TASK, { text: true }),
+  };
   let counter = null; // a tokenizer of the same vocabulary: sentence budgets and case restoration (made on first need)
   const tokenizer = () => (counter ??= getModule().BpeTokenizer.fromText(files[vocabName], files[mergesName]));
-  const own = ownEngine(getModule().Translator.fromBundle(configText, weightBytes, files, String(bundle.name ?? '')),
-    TASK, bundle.name, () => {
-      counter?.delete();
-      counter = null;
-    });
-  const maxSource = own.engine.maxSourceTokens();
+  const engine = getModule().Translator.fromBundle(configText(bundle), weights, files, String(bundle.name ?? ''));
+  const maxSource = engine.maxSourceTokens();
   const pieceCounts = new Map();
   const pieces = (word) => {
     let n = pieceCounts.get(word);
@@ -312,8 +296,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
 
-  const engineTranslate = (text, o) => own.engine.translate(text, engineOptions(o, true));
-  const engineTranslateMany = (texts, o) => own.engine.translateMany(texts, engineOptions(o, true));
 
   // Which sentences of one input the engine translates. Several sentences share the model's positions: whole
   // sentences are taken, in order, while their source pieces (each with its '</s>') add up to at most
@@ -353,10 +335,11 @@ export async function createTranslationPipeline(bundle, options = {}) {
   };
   // Every sentence of every input goes to the engine in one call: a list is shared among the engine's threads
   // (the threaded module; one thread: in order), and gives exactly what one call per sentence would.
-  const translateAll = (inputs, o, what) => {
+  const translateAll = (translator, inputs, o, what) => {
     const plans = inputs.map((x, i) => planOne(x, o, what(i)));
     const texts = plans.flatMap((p) => p.units.map((u) => u.text));
-    const results = texts.length === 1 ? [engineTranslate(texts[0], o)] : engineTranslateMany(texts, o);
+    const options = engineOptions(o, true);
+    const results = texts.length === 1 ? [translator.translate(texts[0], options)] : translator.translateMany(texts, options);
     let at = 0;
     return plans.map((p) => {
       const mine = results.slice(at, at + p.units.length);
@@ -394,29 +377,32 @@ export async function createTranslationPipeline(bundle, options = {}) {
     return out;
   };
 
-  const run = async (input, runOptions = {}) => {
-    own.check();
+  const call = async (live, input, runOptions = {}) => {
     const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
-    if (Array.isArray(input)) return translateAll(input, o, (i) => `translation input [${i}]`);
-    return translateAll([input], o, () => 'translation input')[0];
+    if (Array.isArray(input)) return translateAll(live(), input, o, (i) => `translation input [${i}]`);
+    return translateAll(live(), [input], o, () => 'translation input')[0];
   };
-  run.align = async (source, target, alignOptions = {}) => {
-    own.check();
-    for (const [what, v] of [['source', source], ['target', target]]) {
-      if (typeof v !== 'string') {
-        throw new TypeError(`attnlens: align() ${what} must be a string, got ${describe(v)}`);
+  const methods = {
+    /** Forced decoding of a given translation (see the header). */
+    align: async (live, source, target, alignOptions = {}) => {
+      for (const [what, v] of [['source', source], ['target', target]]) {
+        if (typeof v !== 'string') {
+          throw new TypeError(`attnlens: align() ${what} must be a string, got ${describe(v)}`);
+        }
       }
-    }
-    const o = { ...defaults, ...checkTranslationOptions(alignOptions, `${TASK} align`) };
-    const { src, recased } = sourceOf(source, o);
-    const tgt = prepareSource(target);
-    const r = own.engine.align(src.text, tgt.text, engineOptions(o, false));
-    return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
+      const o = { ...defaults, ...checkTranslationOptions(alignOptions, `${TASK} align`) };
+      const { src, recased } = sourceOf(source, o);
+      const tgt = prepareSource(target);
+      const r = live().align(src.text, tgt.text, engineOptions(o, false));
+      return shape(r, src, 0, tgt, 0, recased ? { source_text: src.text } : {});
+    },
   };
-  run.task = TASK;
-  run.model = bundle.name;
-  run.config = config;
-  run.architecture = own.engine.architecture();
-  run.maxSourceTokens = maxSource;
-  return own.attach(run);
+  return createPipeline({
+    task: TASK, bundle, engine, call, methods,
+    fields: (e) => ({ architecture: e.architecture(), maxSourceTokens: maxSource }),
+    release: () => {
+      counter?.delete();
+      counter = null;
+    },
+  });
 }

@@ -17,7 +17,8 @@
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkOptions, describe, ownEngine, toWellFormed } from './input.js';
+import { checkBool, checkOptions, describe, toWellFormed } from './input.js';
+import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
 import { toPixels } from './captioning.js';
 import { AttentionMaps } from '../trace.js';
 
@@ -27,38 +28,24 @@ const RUN_OPTIONS = ['output_attentions'];
 export async function createVqaPipeline(bundle, options = {}) {
   checkOptions(options, [], `${TASK} pipeline`);
   const config = bundle.config;
-  const need = (name, what) => {
-    const bytes = bundle.files?.[name];
-    if (!(bytes instanceof Uint8Array)) throw new Error(`attnlens: ${TASK} model ${bundle.name}: the bundle lacks ${name} (${what})`);
-    checkBytes(bytes, `${TASK} model ${bundle.name}: ${name}`, { copyShared: false });
-    return bytes;
-  };
-  const weightsName = config.weights ?? 'weights.safetensors';
+  const need = (name, what) => bundleFile(bundle, name, TASK, { what, copyShared: false });
   const vocabName = config.tokenizer?.vocab ?? 'vocab.txt';
   const answersName = config.vqa?.answers ?? 'answers.txt';
-  const weights = need(weightsName, 'weights');
+  const weights = bundleWeights(bundle, TASK, { copyShared: false });
   const files = { [vocabName]: need(vocabName, 'vocabulary'), [answersName]: need(answersName, 'answer list') };
-  const enc = bundle.encoder;
-  if (!enc || typeof enc !== 'object' || typeof enc.config !== 'object') {
-    throw new Error(`attnlens: ${TASK} model ${bundle.name} needs its encoder bundle "${config.encoder?.bundle}" ` +
-      '(loadBundle() fetches it from the sibling folder; a preloaded bundle must carry it as bundle.encoder)');
-  }
-  const encWeights = enc.files?.[enc.config.weights ?? 'weights.safetensors'];
-  if (!(encWeights instanceof Uint8Array)) throw new Error(`attnlens: encoder bundle ${enc.name}: the weights file is missing`);
-  checkBytes(encWeights, `encoder ${enc.name} weights`, { copyShared: false });
-  const own = ownEngine(getModule().VisualQA.fromBundles(bundle.configText ?? JSON.stringify(config), weights, files,
-    enc.configText ?? JSON.stringify(enc.config), encWeights, String(bundle.name ?? '')), TASK, bundle.name);
+  const enc = encoderBundle(bundle, TASK);
+  const engine = getModule().VisualQA.fromBundles(configText(bundle), weights, files, enc.configText, enc.weights,
+    String(bundle.name ?? ''));
 
-  const run = async (image, question, runOptions = {}) => {
-    own.check();
+  const paramsOf = (runOptions) => {
+    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
+    return JSON.stringify({ output_attentions: checkBool(o.output_attentions, 'output_attentions') ?? true });
+  };
+  const questionOf = (question) => {
     if (typeof question !== 'string') {
       throw new TypeError(`attnlens: ${TASK}: the question must be a string, got ${describe(question)}`);
     }
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    const px = await toPixels(image);
-    return shape(own.engine.answer(px.data, px.width, px.height, px.channels, toWellFormed(question),
-      JSON.stringify({ output_attentions: outputAttentions })));
+    return toWellFormed(question);
   };
   const shape = (r) => ({
     answer: r.answer,
@@ -74,29 +61,28 @@ export async function createVqaPipeline(bundle, options = {}) {
     attention: r.attention,
     attentions: new AttentionMaps(r.attentions),
   });
-  /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
-  run.encode = async (image) => {
-    own.check();
+  const call = async (live, image, question, runOptions = {}) => {
+    const q = questionOf(question);
+    const params = paramsOf(runOptions);
     const px = await toPixels(image);
-    return own.engine.encode(px.data, px.width, px.height, px.channels);
+    return shape(live().answer(px.data, px.width, px.height, px.channels, q, params));
   };
-  /** A grid (from encode(), or the goldens) and a question → the same result as a call. */
-  run.answerGrid = (grid, question, runOptions = {}) => {
-    own.check();
-    if (!(grid instanceof Float32Array)) throw new TypeError(`attnlens: ${TASK}: answerGrid() takes the grid as a Float32Array`);
-    if (typeof question !== 'string') {
-      throw new TypeError(`attnlens: ${TASK}: the question must be a string, got ${describe(question)}`);
-    }
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    return shape(own.engine.answerGrid(grid, 7, toWellFormed(question), JSON.stringify({ output_attentions: outputAttentions })));
+  const methods = {
+    /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
+    encode: async (live, image) => {
+      const px = await toPixels(image);
+      return live().encode(px.data, px.width, px.height, px.channels);
+    },
+    /** A grid (from encode(), or the goldens) and a question → the same result as a call. */
+    answerGrid: (live, grid, question, runOptions = {}) => {
+      if (!(grid instanceof Float32Array)) throw new TypeError(`attnlens: ${TASK}: answerGrid() takes the grid as a Float32Array`);
+      const q = questionOf(question);
+      return shape(live().answerGrid(grid, 7, q, paramsOf(runOptions)));
+    },
   };
-  run.task = TASK;
-  run.model = bundle.name;
-  run.config = config;
-  run.encoder = enc.name;
-  run.answerList = own.engine.answerList();
-  run.vocabulary = own.engine.vocabulary();
-  run.maxQuestionWords = own.engine.maxQuestionWords();
-  return own.attach(run);
+  return createPipeline({
+    task: TASK, bundle, engine, call, methods,
+    fields: (e) => ({ encoder: enc.name, answerList: e.answerList(), vocabulary: e.vocabulary(),
+      maxQuestionWords: e.maxQuestionWords() }),
+  });
 }
