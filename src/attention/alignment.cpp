@@ -16,9 +16,9 @@ using detail::require_data;
 void align_soft(float* scores, std::size_t n_q, std::size_t n_k, const AlignMask& mask) {
   const char* op = "align_soft";
   require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
-  require(!mask.causal || n_k >= n_q,
-          "align_soft: a causal mask needs at least as many keys as queries (got " + std::to_string(n_q) +
-              " queries, " + std::to_string(n_k) + " keys)");
+  if (mask.causal && n_k < n_q)  // the message is built only on failure: this runs on every decoding step
+    throw Error("align_soft: a causal mask needs at least as many keys as queries (got " + std::to_string(n_q) +
+                " queries, " + std::to_string(n_k) + " keys)");
   if (n_q == 0 || n_k == 0) return;
   const bool plain = mask.key_keep == nullptr && mask.keep == nullptr && !mask.causal;
   if (plain) {

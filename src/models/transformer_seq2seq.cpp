@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "attention/context.h"
 #include "common.h"
 #include "kernels/kernels.h"
 
@@ -202,7 +203,6 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
   const std::size_t d = d_, H = heads_, dh = d_head_;
   std::vector<float> x(S * d), h(S * d), q(S * d), k(S * d), v(S * d), ctx(S * d), a(S * d), ff(S * d_ff_);
   std::vector<float> probs(H * S * S);
-  const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(dh));
   embed(src.data(), S, 0, 1, x.data());
   for (std::size_t l = 0; l < enc_.size(); ++l) {
     const EncoderLayer& L = enc_[l];
@@ -215,13 +215,12 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
         record_head(*vectors, "encoder_self.query", l, hd, q.data(), S, d, dh);
         record_head(*vectors, "encoder_self.key", l, hd, k.data(), S, d, dh);
       }
-    for (std::size_t hd = 0; hd < H; ++hd) {
-      float* p = probs.data() + hd * S * S;
-      kernels::gemm_nt(S, S, dh, q.data() + hd * dh, d, k.data() + hd * dh, d, p, S);
-      kernels::scale(inv_sqrt, p, S * S);
-      kernels::softmax_rows(p, S, S, S);
-      kernels::gemm(S, dh, S, p, S, v.data() + hd * dh, d, ctx.data() + hd * dh, d);
-    }
+    // Self-attention, head by head in place in the [S, d] blocks (the catalogue's key-value attention, scaled dot):
+    // probs[hd] (S, S) = softmax(q_h k_hᵀ / √d_head), ctx_h (S, d_head) = probs[hd] v_h.
+    for (std::size_t hd = 0; hd < H; ++hd)
+      attention::key_value_attention(q.data() + hd * dh, S, k.data() + hd * dh, v.data() + hd * dh, S, dh, dh,
+                                     probs.data() + hd * S * S, ctx.data() + hd * dh,
+                                     attention::KeyValueScore::kScaledDot, {}, {d, d, d, d});
     if (trace != nullptr && trace->enabled())
       for (std::size_t hd = 0; hd < H; ++hd)
         trace->record("encoder_self", static_cast<int>(l), static_cast<int>(hd), -1, {S, S},
@@ -333,7 +332,6 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     if (pos_ >= cap_) throw Error("transformer-seq2seq: the decoder reached max_positions " + std::to_string(cap_));
     const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, S = enc_->length, nl = m_.dec_.size();
     const std::size_t T = pos_ + 1;
-    const float inv_sqrt = 1.0f / std::sqrt(static_cast<float>(dh));
     x_.resize(N * d);
     h_.resize(N * d);
     q_.resize(N * d);
@@ -372,13 +370,10 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
         float* vr = self_v_[l].data() + r * cap_ * d;
         std::memcpy(kr + pos_ * d, kv_.data() + r * d, d * sizeof(float));
         std::memcpy(vr + pos_ * d, kv_.data() + N * d + r * d, d * sizeof(float));
-        for (std::size_t hd = 0; hd < H; ++hd) {
-          float* p = self_row(r, l, hd);  // (T) weights of this row, head and layer
-          kernels::gemv_nt(T, dh, q_.data() + r * d + hd * dh, kr + hd * dh, d, p);
-          kernels::scale(inv_sqrt, p, T);
-          kernels::softmax(p, T);
-          kernels::gemv(dh, T, p, vr + hd * dh, d, ctx_.data() + r * d + hd * dh);
-        }
+        for (std::size_t hd = 0; hd < H; ++hd)  // (T) weights of this row, head and layer; ctx_h (d_head)
+          attention::key_value_attention(q_.data() + r * d + hd * dh, 1, kr + hd * dh, vr + hd * dh, T, dh, dh,
+                                         self_row(r, l, hd), ctx_.data() + r * d + hd * dh,
+                                         attention::KeyValueScore::kScaledDot, {}, {d, d, d, d});
       }
       linear(L.self_attn.o, ctx_.data(), N, a_.data());
       kernels::add(a_.data(), x_.data(), N * d);
@@ -392,10 +387,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       for (std::size_t r = 0; r < N; ++r)
         for (std::size_t hd = 0; hd < H; ++hd) {
           float* p = cross_row(r, l, hd);  // (S)
-          kernels::gemv_nt(S, dh, q_.data() + r * d + hd * dh, ck + hd * dh, d, p);
-          kernels::scale(inv_sqrt, p, S);
-          kernels::softmax(p, S);
-          kernels::gemv(dh, S, p, cv + hd * dh, d, ctx_.data() + r * d + hd * dh);
+          attention::key_value_attention(q_.data() + r * d + hd * dh, 1, ck + hd * dh, cv + hd * dh, S, dh, dh, p,
+                                         ctx_.data() + r * d + hd * dh, attention::KeyValueScore::kScaledDot, {},
+                                         {d, d, d, d});
           // Coverage signal: the last layer's cross-attention averaged over heads.
           if (attention != nullptr && last_layer) kernels::add(p, attention + r * S, S);
         }

@@ -451,6 +451,43 @@ TEST_CASE("key-value attention and soft context vs reference") {
   }
 }
 
+TEST_CASE("key-value attention over one head of interleaved heads (row strides) equals it on the head alone") {
+  Data data(302);
+  const std::size_t heads = 3, d_k = 5, d_v = 5, width = heads * d_k;  // rows of [heads · d] floats
+  for (std::size_t n_q : {1u, 4u}) {
+    for (std::size_t n_k : {1u, 9u}) {
+      CAPTURE(n_q);
+      CAPTURE(n_k);
+      const Vec q = data.vec(n_q * width), k = data.vec(n_k * width, 2.0), v = data.vec(n_k * width);
+      Vec ctx(n_q * width, -7.0f);  // every head's columns are written, nothing else
+      for (std::size_t h = 0; h < heads; ++h) {
+        Vec qh, kh, vh;
+        for (std::size_t i = 0; i < n_q; ++i) qh.insert(qh.end(), &q[i * width + h * d_k], &q[i * width + h * d_k] + d_k);
+        for (std::size_t j = 0; j < n_k; ++j) {
+          kh.insert(kh.end(), &k[j * width + h * d_k], &k[j * width + h * d_k] + d_k);
+          vh.insert(vh.end(), &v[j * width + h * d_v], &v[j * width + h * d_v] + d_v);
+        }
+        Vec w_dense(n_q * n_k), c_dense(n_q * d_v), w_strided(n_q * n_k);
+        at::key_value_attention(qh.data(), n_q, kh.data(), vh.data(), n_k, d_k, d_v, w_dense.data(), c_dense.data());
+        at::key_value_attention(q.data() + h * d_k, n_q, k.data() + h * d_k, v.data() + h * d_v, n_k, d_k, d_v,
+                                w_strided.data(), ctx.data() + h * d_v, at::KeyValueScore::kScaledDot, {},
+                                {width, width, width, width});
+        for (std::size_t x = 0; x < w_dense.size(); ++x) CHECK(w_strided[x] == doctest::Approx(w_dense[x]).epsilon(1e-6));
+        for (std::size_t i = 0; i < n_q; ++i)
+          for (std::size_t c = 0; c < d_v; ++c)
+            CHECK(ctx[i * width + h * d_v + c] == doctest::Approx(c_dense[i * d_v + c]).epsilon(1e-6));
+        check_rows_sum_to_one(w_strided.data(), n_q, n_k, "strided kv");
+      }
+      for (float x : ctx) CHECK(x != -7.0f);  // the heads tile the rows
+    }
+  }
+  Vec w(4), c(2);
+  const Vec x(8, 0.0f);
+  CHECK_THROWS_AS(at::key_value_attention(x.data(), 1, x.data(), x.data(), 4, 2, 2, w.data(), c.data(),
+                                          at::KeyValueScore::kDot, {}, {1, 0, 0, 0}),  // a stride shorter than a row
+                  Error);
+}
+
 // ============================================================ multi-head
 namespace {
 
