@@ -9,8 +9,10 @@ namespace attnlens::attention {
 
 // soft context (Bahdanau 2014; eq. 8 of seed 000): c_i = Σ_j α_ij v_j.
 // weights [n_q × n_k], values [n_k × d_v] → context [n_q × d_v].
+// ld_values / ld_context: floats between consecutive rows (0: dense, d_v). One query row (a decoding step) goes
+// through the matrix-vector kernel, several through the matrix-matrix one.
 void soft_context(const float* weights, std::size_t n_q, std::size_t n_k, const float* values,
-                  std::size_t d_v, float* context);
+                  std::size_t d_v, float* context, std::size_t ld_values = 0, std::size_t ld_context = 0);
 
 // Which score a key-value attention uses between a query and a key (both of size d_k).
 enum class KeyValueScore { kDot, kScaledDot };

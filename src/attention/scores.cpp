@@ -67,16 +67,30 @@ void score_additive_projected(const AdditiveScoreWeights& w, const float* querie
   require_data(keys_proj, checked_mul(n_k, w.d_att, op), op, "keys_proj");
   require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
   if (n_q == 0 || n_k == 0) return;
-  std::vector<float> wq(w.d_att);
-  std::vector<float> hidden(w.d_att);
+  std::vector<float> wq(checked_mul(n_q, w.d_att, op));
+  std::vector<float> hidden(checked_mul(n_k, w.d_att, op));
+  detail::linear(queries, n_q, w.d_q, w.w, nullptr, w.d_att, wq.data());
+  score_additive_hidden(w.v, w.d_att, wq.data(), n_q, keys_proj, n_k, scores, hidden.data());
+}
+
+void score_additive_hidden(const float* v, std::size_t d_att, const float* queries_proj, std::size_t n_q,
+                           const float* keys_proj, std::size_t n_k, float* scores, float* scratch) {
+  const char* op = "score_additive";
+  require_data(v, d_att, op, "v");
+  require_data(queries_proj, checked_mul(n_q, d_att, op), op, "queries_proj");
+  require_data(keys_proj, checked_mul(n_k, d_att, op), op, "keys_proj");
+  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
+  require_data(scratch, checked_mul(n_k, d_att, op), op, "scratch");
+  if (n_q == 0 || n_k == 0) return;
   for (std::size_t i = 0; i < n_q; ++i) {
-    detail::linear(queries + i * w.d_q, 1, w.d_q, w.w, nullptr, w.d_att, wq.data());
+    // scratch (n_k, d_att) = tanh(q̃_i + ũ_j) for every key j; then one matrix-vector product with v.
     for (std::size_t j = 0; j < n_k; ++j) {
-      const float* uk = keys_proj + j * w.d_att;
-      for (std::size_t a = 0; a < w.d_att; ++a) hidden[a] = wq[a] + uk[a];
-      kernels::vtanh(hidden.data(), w.d_att);
-      scores[i * n_k + j] = kernels::dot(w.v, hidden.data(), w.d_att);
+      float* h = scratch + j * d_att;
+      std::copy_n(keys_proj + j * d_att, d_att, h);
+      kernels::add(queries_proj + i * d_att, h, d_att);
     }
+    kernels::vtanh(scratch, n_k * d_att);
+    kernels::gemv_nt(n_k, d_att, v, scratch, d_att, scores + i * n_k);
   }
 }
 

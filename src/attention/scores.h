@@ -43,6 +43,10 @@ void additive_project_keys(const AdditiveScoreWeights& w, const float* keys, std
 // Scores from keys already passed through additive_project_keys.
 void score_additive_projected(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q,
                               const float* keys_proj, std::size_t n_k, float* scores);
+// The same from projected queries too, as a decoder runs it every step: s_ij = vᵀ tanh(q̃_i + ũ_j), q̃ [n_q × d_att]
+// (W q, plus b when the model adds it there), ũ [n_k × d_att]; `scratch` holds n_k × d_att floats. No allocation.
+void score_additive_hidden(const float* v, std::size_t d_att, const float* queries_proj, std::size_t n_q,
+                           const float* keys_proj, std::size_t n_k, float* scores, float* scratch);
 // Convenience: projects the keys then scores (allocates n_k × d_att floats).
 void score_additive(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q, const float* keys,
                     std::size_t n_k, float* scores);

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "attention/context.h"
+#include "attention/scores.h"
 #include "common.h"
 #include "kernels/kernels.h"
 #include "nn/gru.h"
@@ -195,20 +197,15 @@ class RnnAdditive : public Seq2SeqModel {
       kernels::linear_packed(N, state_.data(), Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
       for (std::size_t r = 0; r < N; ++r) {
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
-        // e_ti = vᵀ tanh(q + U h_i)
-        for (std::size_t i = 0; i < S; ++i) {
-          float* t = tmp_.data() + i * A;
-          std::copy_n(enc_.keys.data() + i * A, A, t);
-          kernels::add(q_.data() + r * A, t, A);
-        }
-        kernels::vtanh(tmp_.data(), S * A);
-        kernels::gemv_nt(S, A, m_.v_.data(), tmp_.data(), A, alpha);
-        kernels::softmax(alpha, S);
+        // e_ti = vᵀ tanh(q + U h_i); a_t = softmax(e_t)   (the catalogue's additive score and soft alignment)
+        attention::score_additive_hidden(m_.v_.data(), A, q_.data() + r * A, 1, enc_.keys.data(), S, alpha,
+                                         tmp_.data());
+        attention::align_soft(alpha, 1, S);
         if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
         // in (N, e + C) = [E y; c_t], c_t = Σ a_ti h_i
         float* in = in_.data() + r * (e + C);
         m_.c_.row(prev[r], in);
-        kernels::gemv(C, S, alpha, enc_.memory.data(), C, in + e);
+        attention::soft_context(alpha, 1, S, enc_.memory.data(), C, in + e);
       }
       // s_t = GRUCell([E y; c_t], s) for every row
       nn::gru_cell_step_rows(m_.decoder_.cell(0), N, in_.data(), e + C, state_.data(), Dh, scratch_.data());
@@ -363,12 +360,11 @@ class RnnGeneral : public Seq2SeqModel {
       for (std::size_t r = 0; r < N; ++r) {
         const float* h_top = state_.data() + r * row_size_ + (L - 1) * 2 * D;
         float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
-        // score_i = h_tᵀ (W_a hbar_i)
-        kernels::gemv_nt(S, D, h_top, enc_.keys.data(), D, alpha);
-        kernels::softmax(alpha, S);
+        // score_i = h_tᵀ (W_a hbar_i) (keys = W_a hbar, computed once); a = softmax(score); c_t = Σ a_i hbar_i:
+        // the catalogue's key-value attention with a dot score; cat (N, 2D) = [c_t; h_t]
+        attention::key_value_attention(h_top, 1, enc_.keys.data(), enc_.memory.data(), S, D, D, alpha,
+                                       cat_.data() + r * 2 * D, attention::KeyValueScore::kDot);
         if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
-        // cat (N, 2D) = [c_t; h_t]
-        kernels::gemv(D, S, alpha, enc_.memory.data(), D, cat_.data() + r * 2 * D);
         std::copy_n(h_top, D, cat_.data() + r * 2 * D + D);
       }
       // htilde = tanh(W_c [c_t; h_t]), fed to the next step

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "attention/scores.h"
 #include "attention/self_attention.h"
 #include "common.h"
 #include "kernels/kernels.h"
@@ -178,18 +179,10 @@ SentimentForward RelationClassifier::forward(const std::vector<int>& ids) const 
   out.attention.data.resize(t * t);
   float* alpha = out.attention.data.data();
   // s = self.att_fc2(torch.tanh(ai[:, :, None, :] + aj[:, None, :, :]))[..., 0]     (T, T)
+  // (the catalogue's additive score with both sides projected: queries ai, keys aj)
   std::vector<float> hidden_a(t * da);
-  for (std::size_t i = 0; i < t; ++i) {
-    for (std::size_t j = 0; j < t; ++j) {
-      float* row = hidden_a.data() + j * da;
-      const float* left = ai.data() + i * da;
-      const float* right = aj.data() + j * da;
-      for (std::size_t k = 0; k < da; ++k) row[k] = left[k] + right[k];
-    }
-    kernels::vtanh(hidden_a.data(), hidden_a.size());
-    kernels::gemv_nt(t, da, a2_w_.data(), hidden_a.data(), da, alpha + i * t);
-    for (std::size_t j = 0; j < t; ++j) alpha[i * t + j] += a2_b_;
-  }
+  attention::score_additive_hidden(a2_w_.data(), da, ai.data(), t, aj.data(), t, alpha, hidden_a.data());
+  for (std::size_t k = 0; k < t * t; ++k) alpha[k] += a2_b_;
   // att = torch.softmax(torch.sigmoid(s), dim=2)
   kernels::vsigmoid(alpha, t * t);
   kernels::softmax_rows(alpha, t, t, t);

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "attention/context.h"
+#include "attention/scores.h"
 #include "common.h"
 #include "kernels/kernels.h"
 
@@ -127,24 +129,20 @@ void ShowAttendTell::step_rows(const Encoded& enc, std::size_t k, const int* wor
   q.resize(k * A);
   kernels::linear_packed(k, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
   std::vector<float>& tmp = scratch.tmp;
-  tmp.resize(A);
+  tmp.resize(L * A);
   std::vector<float>& x = scratch.x;
   x.resize(k * (M + P));
   for (std::size_t r = 0; r < k; ++r) {
-    // e_i = wᵀ tanh(keys_i + q) + b_w
+    // e_i = wᵀ tanh(keys_i + q) + b_w; α = softmax(e)   (the catalogue's additive score and soft alignment)
     float* al = alpha + r * L;
-    for (std::size_t i = 0; i < L; ++i) {
-      const float* key = enc.keys.data() + i * A;
-      for (std::size_t j = 0; j < A; ++j) tmp[j] = key[j] + q[r * A + j];
-      kernels::vtanh(tmp.data(), A);
-      al[i] = kernels::dot(att_score_w_.data(), tmp.data(), A) + att_score_b_;
-    }
-    kernels::softmax(al, L);
+    attention::score_additive_hidden(att_score_w_.data(), A, q.data() + r * A, 1, enc.keys.data(), L, al, tmp.data());
+    for (std::size_t i = 0; i < L; ++i) al[i] += att_score_b_;
+    attention::align_soft(al, 1, L);
     // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
     float* xr = x.data() + r * (M + P);
     std::copy_n(embed_.data() + static_cast<std::size_t>(words[r]) * M, M, xr);
     float* z = xr + M;
-    kernels::gemv(P, L, al, enc.p.data(), P, z);
+    attention::soft_context(al, 1, L, enc.p.data(), P, z);
     float b = kernels::dot(gate_w_.data(), h + r * H, H) + gate_b_;
     kernels::vsigmoid(&b, 1);
     beta[r] = b;

@@ -228,6 +228,12 @@ TEST_CASE("scores: additive vs reference, with and without bias, projected keys 
         at::score_additive_projected(w.view, &q[i * d_q], 1, proj.data(), n_k, s.data());
         check_close(s.data(), DVec(want.begin() + i * n_k, want.begin() + (i + 1) * n_k), "additive step");
       }
+      // Queries projected by the caller too (as the decoders do once per step for all their rows).
+      Vec q_proj(n_q * d_att, 0.0f), scratch(n_k * d_att), s2(n_q * n_k);
+      for (std::size_t i = 0; i < n_q; ++i)
+        for (std::size_t a = 0; a < d_att; ++a) q_proj[i * d_att + a] = static_cast<float>(ref_dot(&w.w[a * d_q], &q[i * d_q], d_q));
+      at::score_additive_hidden(w.view.v, d_att, q_proj.data(), n_q, proj.data(), n_k, s2.data(), scratch.data());
+      check_close(s2, want, "additive hidden");
     }
   }
 }
