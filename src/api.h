@@ -18,6 +18,9 @@
 // The BPE and SST-2 word tokenizers.
 #include "api/text.h"
 
+// Model bundles (inspect_bundle) and PGM/PPM image files (decode_pnm), as tools read them.
+#include "api/files.h"
+
 // Sentence sentiment (SST-2 models) with their attention maps.
 #include "api/sentiment.h"
 

@@ -12,7 +12,7 @@
 // from the worker, download progress included, so a slow download does not count); `test-hooks=1` lets the worker
 // accept 'debug-crash' and exposes `window.attnlensTestHooks` (used by tests/e2e/page.test.mjs).
 
-import { AttentionMaps } from '../wasm/trace.js';
+import { AttentionMaps } from '../wasm/index.js';
 
 const params = new URLSearchParams(globalThis.location?.search ?? '');
 export const TEST_HOOKS = params.get('test-hooks') === '1';

@@ -1,6 +1,8 @@
 // attnlens C++ API: the tokenizers (see api/text.h).
 #include "api/text.h"
 
+#include <fstream>
+
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +50,34 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::learn(const std::vector<std::string>
   return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
 }
 
+std::unique_ptr<BpeTokenizer> BpeTokenizer::learn_files(const std::vector<std::string>& paths,
+                                                        const BpeLearnParams& params) {
+  require(params.num_merges >= 0, "BPE learn: num_merges must be ≥ 0");
+  require(params.min_frequency >= 1, "BPE learn: min_frequency must be ≥ 1");
+  text::BpeLearnOptions options;
+  options.num_merges = params.num_merges;
+  options.min_frequency = params.min_frequency;
+  std::vector<std::ifstream> files;
+  files.reserve(paths.size());
+  std::vector<std::istream*> inputs;
+  for (const auto& path : paths) {
+    files.emplace_back(path, std::ios::binary);
+    require(static_cast<bool>(files.back()), "BPE learn: cannot open input file '" + path + "'");
+    inputs.push_back(&files.back());
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->bpe = text::BpeTokenizer::learn(inputs, options);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    require(!files[i].bad(), "BPE learn: error while reading '" + paths[i] + "'");
+  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
+}
+
+std::unique_ptr<BpeTokenizer> BpeTokenizer::load(const std::string& prefix) {
+  auto impl = std::make_unique<Impl>();
+  impl->bpe = text::BpeTokenizer::load(prefix);
+  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(impl)));
+}
+
 BpeEncoding BpeTokenizer::encode(const std::string& text) const {
   BpeEncoding out;
   out.ids = impl_->bpe.encode(text);
@@ -57,6 +87,10 @@ BpeEncoding BpeTokenizer::encode(const std::string& text) const {
 }
 
 std::string BpeTokenizer::decode(const std::vector<int>& ids) const { return impl_->bpe.decode(ids); }
+std::string BpeTokenizer::decode_pieces(const std::vector<std::string>& pieces) const {
+  return impl_->bpe.decode_pieces(pieces);
+}
+void BpeTokenizer::save(const std::string& prefix) const { impl_->bpe.save(prefix); }
 std::size_t BpeTokenizer::vocab_size() const { return impl_->bpe.vocab_size(); }
 std::size_t BpeTokenizer::num_merges() const { return impl_->bpe.num_merges(); }
 std::string BpeTokenizer::to_json() const { return impl_->bpe.to_json().dump(); }

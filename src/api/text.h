@@ -32,6 +32,11 @@ class BpeTokenizer {
   static std::unique_ptr<BpeTokenizer> from_json(const std::string& json_text);
   // Learns merges from lines of text.
   static std::unique_ptr<BpeTokenizer> learn(const std::vector<std::string>& lines, const BpeLearnParams& params);
+  // Learns merges from text files read line by line (never held whole in memory); an Error names a file that
+  // cannot be opened or read.
+  static std::unique_ptr<BpeTokenizer> learn_files(const std::vector<std::string>& paths, const BpeLearnParams& params);
+  // From PREFIX.vocab and PREFIX.merges on disk.
+  static std::unique_ptr<BpeTokenizer> load(const std::string& prefix);
   ~BpeTokenizer();
   BpeTokenizer(const BpeTokenizer&) = delete;
   BpeTokenizer& operator=(const BpeTokenizer&) = delete;
@@ -39,6 +44,10 @@ class BpeTokenizer {
   BpeEncoding encode(const std::string& text) const;
   // Throws Error naming the id when one is outside the vocabulary.
   std::string decode(const std::vector<int>& ids) const;
+  // Pieces (as encode() gives them) back to text; an unknown piece is an Error naming it.
+  std::string decode_pieces(const std::vector<std::string>& pieces) const;
+  // Writes PREFIX.vocab and PREFIX.merges.
+  void save(const std::string& prefix) const;
   std::size_t vocab_size() const;
   std::size_t num_merges() const;
   std::string to_json() const;

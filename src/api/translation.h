@@ -33,6 +33,9 @@
 
 namespace attnlens::api {
 
+// A word of a text: its pieces and byte offsets (text/word_spans.h).
+using WordSpan = text::WordSpan;
+
 struct TranslationParams {
   int num_beams = 0;                     // 0: the bundle's default (decoding.num_beams); 1: greedy; at most 64
   int max_new_tokens = 0;                // 0: max_len_a·|source ids| + max_len_b (bundle); else this many at most
@@ -84,8 +87,8 @@ struct TranslationResult {
   AttentionTrace attentions;
   // Words (text/word_spans.h): pieces merged into the words a person sees, with byte offsets into the source text
   // and into `text` (or align()'s target). Filled on every call.
-  std::vector<text::WordSpan> source_words;
-  std::vector<text::WordSpan> target_words;
+  std::vector<WordSpan> source_words;
+  std::vector<WordSpan> target_words;
   // Hard word alignment (source word, target word), sorted; the word-level map it came from
   // [target words, source words]; and how: e.g. "head 1.0, argmax" or "layer-mean 1, gdfa". Empty without maps.
   std::vector<analysis::Link> alignment;

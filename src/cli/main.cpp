@@ -12,10 +12,6 @@
 
 #include "api.h"
 #include "common.h"
-#include "image/pnm.h"
-#include "io/bundle.h"
-#include "text/bpe.h"
-#include "text/words.h"
 
 namespace {
 
@@ -208,26 +204,15 @@ int bpe_learn(int argc, char** argv) {
   if (merges == nullptr) throw UsageError("bpe learn: --merges N is required");
   if (output == nullptr || output->empty()) throw UsageError("bpe learn: --output PREFIX is required");
   if (args.positional.empty()) throw UsageError("bpe learn: give at least one input FILE");
-  attnlens::text::BpeLearnOptions options;
+  attnlens::api::BpeLearnParams options;
   options.num_merges = parse_int(*merges, "--merges", 0, 10'000'000);
   if (const std::string* k = find_option(args, "--min-frequency"))
     options.min_frequency = parse_int(*k, "--min-frequency", 1, 2'000'000'000);
-
-  std::vector<std::ifstream> files;
-  files.reserve(args.positional.size());
-  std::vector<std::istream*> inputs;
-  for (const auto& path : args.positional) {
-    files.emplace_back(path, std::ios::binary);
-    require(static_cast<bool>(files.back()), "bpe learn: cannot open input file '" + path + "'");
-    inputs.push_back(&files.back());
-  }
-  const auto tok = attnlens::text::BpeTokenizer::learn(inputs, options);
-  for (std::size_t i = 0; i < files.size(); ++i)
-    require(!files[i].bad(), "bpe learn: error while reading '" + args.positional[i] + "'");
-  tok.save(*output);
-  std::cerr << "bpe learn: " << tok.num_merges() << " merges, vocabulary of " << tok.vocab_size()
+  const auto tok = attnlens::api::BpeTokenizer::learn_files(args.positional, options);
+  tok->save(*output);
+  std::cerr << "bpe learn: " << tok->num_merges() << " merges, vocabulary of " << tok->vocab_size()
             << " pieces -> " << *output << ".vocab, " << *output << ".merges\n";
-  if (static_cast<int>(tok.num_merges()) < options.num_merges)
+  if (static_cast<int>(tok->num_merges()) < options.num_merges)
     std::cerr << "bpe learn: stopped before " << options.num_merges
               << " merges: no remaining pair occurs more than once\n";
   return 0;
@@ -241,7 +226,7 @@ int bpe_apply(int argc, char** argv, bool encode) {
   const std::string* model = find_option(args, "--model");
   if (model == nullptr || model->empty()) throw UsageError(command + ": --model PREFIX is required");
   const bool ids = find_option(args, "--ids") != nullptr;
-  const auto tok = attnlens::text::BpeTokenizer::load(*model);
+  const auto tok = attnlens::api::BpeTokenizer::load(*model);
 
   std::string line, out;
   std::size_t line_no = 0;
@@ -249,13 +234,14 @@ int bpe_apply(int argc, char** argv, bool encode) {
     ++line_no;
     out.clear();
     if (encode) {
+      const attnlens::api::BpeEncoding enc = tok->encode(line);
       if (ids) {
-        for (int id : tok.encode(line)) {
+        for (int id : enc.ids) {
           if (!out.empty()) out += ' ';
           out += std::to_string(id);
         }
       } else {
-        for (const auto& p : tok.encode_pieces(line)) {
+        for (const auto& p : enc.pieces) {
           if (!out.empty()) out += ' ';
           out += p;
         }
@@ -268,14 +254,14 @@ int bpe_apply(int argc, char** argv, bool encode) {
           errno = 0;
           char* end = nullptr;
           const long v = std::strtol(f.c_str(), &end, 10);
-          require(*end == '\0' && errno != ERANGE && v >= 0 && static_cast<std::size_t>(v) < tok.vocab_size(),
+          require(*end == '\0' && errno != ERANGE && v >= 0 && static_cast<std::size_t>(v) < tok->vocab_size(),
                   "bpe decode: line " + std::to_string(line_no) + ": '" + f + "' is not a token id of this model (0.." +
-                      std::to_string(tok.vocab_size() - 1) + ")");
+                      std::to_string(tok->vocab_size() - 1) + ")");
           id_list.push_back(static_cast<int>(v));
         }
-        out = tok.decode(id_list);
+        out = tok->decode(id_list);
       } else {
-        out = tok.decode_pieces(fields);
+        out = tok->decode_pieces(fields);
       }
     }
     out += '\n';
@@ -294,7 +280,7 @@ int words_tokenize(int argc, char** argv) {
   std::string line, out;
   while (std::getline(std::cin, line)) {
     out.clear();
-    for (const auto& t : attnlens::text::tokenize_words(line)) {
+    for (const auto& t : attnlens::api::tokenize_words(line)) {
       if (!out.empty()) out += ' ';
       out += t;
     }
@@ -413,17 +399,10 @@ int sort_numbers(int argc, char** argv) {
 int bundle_check(int argc, char** argv) {
   const Args args = parse_args(argc, argv, 3, {}, {}, "bundle check");
   if (args.positional.size() != 1) throw UsageError("bundle check: give exactly one bundle directory");
-  const auto bundle = attnlens::io::Bundle::load(args.positional[0]);
-  const auto& w = bundle.weights();
-  std::size_t params = 0;
-  for (const auto& name : w.names()) {
-    const auto& info = w.info(name);
-    params += info.element_count();
-    std::cout << name << "\t" << attnlens::io::dtype_name(info.dtype) << "\t"
-              << attnlens::io::shape_to_string(info.shape) << "\n";
-  }
-  std::cout << "ok: " << args.positional[0] << ": architecture " << bundle.architecture() << ", "
-            << w.names().size() << " tensors, " << params << " values\n";
+  const attnlens::api::BundleSummary bundle = attnlens::api::inspect_bundle(args.positional[0]);
+  for (const auto& t : bundle.tensors) std::cout << t.name << "\t" << t.dtype << "\t" << t.shape_text << "\n";
+  std::cout << "ok: " << args.positional[0] << ": architecture " << bundle.architecture << ", "
+            << bundle.tensors.size() << " tensors, " << bundle.values << " values\n";
   return 0;
 }
 
@@ -436,7 +415,7 @@ double parse_double(const std::string& text, const std::string& what) {
   return v;
 }
 
-nlohmann::json words_json(const std::vector<attnlens::text::WordSpan>& words) {
+nlohmann::json words_json(const std::vector<attnlens::api::WordSpan>& words) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& w : words) a.push_back({{"text", w.text}, {"begin", w.byte_begin}, {"end", w.byte_end}});
   return a;
@@ -614,7 +593,7 @@ int caption(int argc, char** argv) {
         r = caption ? captioner->attend(px, bytes.size(), raw_w, raw_h, *caption, params, 4)
                     : captioner->caption(px, bytes.size(), raw_w, raw_h, params, 4);
       } else {
-        const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(bytes, path);
+        const attnlens::api::DecodedImage img = attnlens::api::decode_pnm(bytes, path);
         r = caption ? captioner->attend(img.pixels.data(), img.pixels.size(), img.width, img.height, *caption, params,
                                         img.channels)
                     : captioner->caption(img.pixels.data(), img.pixels.size(), img.width, img.height, params,
@@ -698,7 +677,7 @@ int vqa(int argc, char** argv) {
     try {
       if (path != grid_path || grid.data.empty()) {
         grid_path.clear();
-        const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(read_binary(path), path);
+        const attnlens::api::DecodedImage img = attnlens::api::decode_pnm(read_binary(path), path);
         grid = vqa->encode(img.pixels.data(), img.pixels.size(), img.width, img.height, img.channels);
         grid_path = path;
       }
@@ -756,7 +735,7 @@ int classify(int argc, char** argv) {
   auto one = [&](const std::string& path) {
     nlohmann::json j = {{"image", path}};
     try {
-      const attnlens::image::DecodedImage img = attnlens::image::decode_pnm(read_binary(path), path);
+      const attnlens::api::DecodedImage img = attnlens::api::decode_pnm(read_binary(path), path);
       nlohmann::json classes = nlohmann::json::array();
       for (const auto& c : clf->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, top, img.channels))
         classes.push_back({{"index", c.index}, {"label", c.label}, {"probability", c.probability}});

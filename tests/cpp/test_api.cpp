@@ -5,6 +5,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -182,4 +184,52 @@ TEST_CASE("api: one option reader for every task's JSON options (api/options.h)"
                        attnlens::Error);
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"output_attentions\": [1]}"),
                        doctest::Contains("must hold strings"), attnlens::Error);
+}
+
+TEST_CASE("api: what the CLI reads goes through the API (bundles, PGM/PPM images, BPE files)") {
+  const std::string root = ATTNLENS_SOURCE_DIR;
+  const api::BundleSummary b = api::inspect_bundle(root + "/models/sst2-selfattn");
+  CHECK(b.architecture == "selfattn-classifier");
+  REQUIRE(!b.tensors.empty());
+  std::size_t values = 0;
+  for (const auto& t : b.tensors) {
+    std::size_t n = 1;
+    for (std::size_t d : t.shape) n *= d;
+    CHECK(n == t.values);
+    CHECK((t.dtype == "F32" || t.dtype == "F16" || t.dtype == "I8"));
+    values += t.values;
+  }
+  CHECK(values == b.values);
+  CHECK_THROWS_AS(api::inspect_bundle(root + "/models/no-such-bundle"), attnlens::Error);
+
+  const std::string ppm = std::string("P6\n# a comment\n2 1\n255\n") + std::string("\x01\x02\x03\xff\x00\x7f", 6);
+  const api::DecodedImage img = api::decode_pnm(ppm, "tiny.ppm");
+  CHECK(img.width == 2);
+  CHECK(img.height == 1);
+  CHECK(img.channels == 3);
+  CHECK(img.pixels == std::vector<std::uint8_t>{1, 2, 3, 255, 0, 127});
+  CHECK_THROWS_WITH_AS(api::decode_pnm("P6\n2 1\n255\n\x01", "short.ppm"), doctest::Contains("short.ppm"),
+                       attnlens::Error);
+
+  const std::string dir = "/tmp";  // natively and under Node (NODERAWFS), as test_text_bpe.cpp
+  const std::string text = dir + "/attnlens_test_api_bpe_input.txt";
+  {
+    std::FILE* f = std::fopen(text.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    const std::string lines = "ein hund rennt\nein hund schläft\nzwei hunde rennen\n";
+    std::fwrite(lines.data(), 1, lines.size(), f);
+    std::fclose(f);
+  }
+  api::BpeLearnParams params;
+  params.num_merges = 10;
+  const auto learned = api::BpeTokenizer::learn_files({text}, params);
+  CHECK(learned->num_merges() == 10);
+  learned->save(dir + "/attnlens_test_api_bpe");
+  const auto loaded = api::BpeTokenizer::load(dir + "/attnlens_test_api_bpe");
+  const api::BpeEncoding e = loaded->encode("ein hund rennt");
+  CHECK(e.ids == learned->encode("ein hund rennt").ids);
+  CHECK(loaded->decode_pieces(e.pieces) == "ein hund rennt");
+  CHECK(loaded->decode(e.ids) == "ein hund rennt");
+  CHECK_THROWS_WITH_AS(api::BpeTokenizer::learn_files({dir + "/no-such-file.txt"}, params),
+                       doctest::Contains("no-such-file.txt"), attnlens::Error);
 }
