@@ -137,6 +137,12 @@ struct Translator::Impl {
   DecodingDefaults decoding;
   AlignmentDefaults alignment;
 
+  struct Prepared;
+  Prepared prepare(const std::string& text, const TranslationParams& params) const;
+  TranslationResult finish(Prepared& p, const decode::SearchResult& r, const TranslationParams& params) const;
+  bool translate_batch(const std::vector<const std::string*>& texts, const TranslationParams& params,
+                       std::vector<TranslationResult>& results) const;
+
   explicit Impl(const io::Bundle& b) {
     architecture = b.architecture();
     name = b.config_object().string_or("name", b.name());
@@ -277,41 +283,36 @@ TranslationParams translation_params(const std::string& params_json) {
   return p;
 }
 
-std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
-                                                      const TranslationParams& params) const {
-  std::vector<TranslationResult> out(texts.size());
-  kernels::parallel_each(texts.size(), [&](std::size_t i) { out[i] = translate(texts[i], params); });
-  return out;
-}
-
-TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
-  const auto& dec = impl_->decoding;
-  require(params.num_beams >= 0 && params.num_beams <= kMaxBeams,
-          "translate: num_beams must be in [1, 64] (0 = the model's default), got " + std::to_string(params.num_beams));
-  require(params.max_new_tokens >= 0 && params.max_new_tokens <= kMaxNewTokensLimit,
-          "translate: max_new_tokens must be in [1, 65536] (0 = the model's default), got " +
-              std::to_string(params.max_new_tokens));
-  check_qk_param(params, *impl_->model, impl_->architecture);
-  if (params.alpha) require(std::isfinite(*params.alpha), "translate: alpha must be a finite number");
-  if (params.coverage_beta)
-    require(std::isfinite(*params.coverage_beta), "translate: coverage_beta must be a finite number");
-  check_alignment_params(params, impl_->alignment);
-
+// One text on its way through translate(): the result so far, the source ids and how to decode them.
+struct Translator::Impl::Prepared {
   TranslationResult out;
+  const std::string* text = nullptr;
+  std::vector<int> ids;  // empty: nothing to translate (out is the whole, empty, result)
+  decode::SearchParams sp;
+  bool copy_numbers = false;  // the source has a digit and params.copy_numbers
+  bool want_maps = false;     // output_attentions, or the number copy needs the alignment
+  AttentionTrace trace;
+};
+
+Translator::Impl::Prepared Translator::Impl::prepare(const std::string& text, const TranslationParams& params) const {
+  const auto& dec = decoding;
+  Prepared p;
+  p.text = &text;
+  TranslationResult& out = p.out;
   out.num_beams = params.num_beams == 0 ? dec.num_beams : params.num_beams;
-  std::vector<int> ids = impl_->tokenizer.encode(text);
+  std::vector<int> ids = tokenizer.encode(text);
   out.source_pieces = ids.size();
-  if (ids.empty()) return out;  // nothing to translate: an empty translation
-  const std::size_t max_src = impl_->model->max_source_ids();
+  if (ids.empty()) return p;  // nothing to translate: an empty translation
+  const std::size_t max_src = model->max_source_ids();
   if (ids.size() + 1 > max_src) {
     ids.resize(max_src - 1);
     out.truncated = true;
   }
   ids.push_back(text::kEosId);
   out.source_ids = ids;
-  for (int id : ids) out.source_tokens.push_back(impl_->tokenizer.piece(id));
+  for (int id : ids) out.source_tokens.push_back(tokenizer.piece(id));
 
-  decode::SearchParams sp;
+  decode::SearchParams& sp = p.sp;
   sp.num_beams = out.num_beams;
   sp.alpha = params.alpha.value_or(dec.alpha);
   sp.coverage_beta = params.coverage_beta.value_or(dec.beta);
@@ -320,56 +321,42 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   // int(a·n + b) as decoding.py, never beyond the decoder's positions.
   double limit = params.max_new_tokens > 0 ? params.max_new_tokens
                                            : std::floor(dec.max_len_a * static_cast<double>(ids.size()) + dec.max_len_b);
-  limit = std::min(limit, static_cast<double>(impl_->model->max_target_positions()));
+  limit = std::min(limit, static_cast<double>(model->max_target_positions()));
   limit = std::min(limit, static_cast<double>(kMaxNewTokensLimit));
   sp.max_new_tokens = std::max(1, static_cast<int>(limit));
-
-  // The maps come from the search itself: the encoder's from its one run, the decoder's recorded per step and row
-  // and read back along the chosen hypothesis (models/seq2seq.h). Only when that recording would exceed
-  // kMaxRecordedFloats (many beams over a long source and limit) are they recomputed by teacher forcing instead.
   // Number copying needs the alignment, hence the maps, whenever the source has a digit.
-  const bool copy_numbers = params.copy_numbers && text.find_first_of("0123456789") != std::string::npos;
-  const bool want_maps = params.output_attentions || copy_numbers;
-  AttentionTrace trace(want_maps);
-  auto step = impl_->model->start(ids, want_maps ? &trace : nullptr);
-  const std::size_t rows = static_cast<std::size_t>(std::max(1, sp.num_beams));
-  const std::size_t steps = static_cast<std::size_t>(sp.max_new_tokens);
-  const bool record = want_maps && step->recorded_floats(rows, steps) <= kMaxRecordedFloats;
-  if (record) step->record_maps(rows, steps);
-  const decode::SearchResult r = decode::search(*step, sp);
+  p.copy_numbers = params.copy_numbers && text.find_first_of("0123456789") != std::string::npos;
+  p.want_maps = params.output_attentions || p.copy_numbers;
+  p.trace = AttentionTrace(p.want_maps);
+  p.ids = std::move(ids);
+  return p;
+}
+
+// The search's tokens → text; the maps (already in p.trace: the encoder's, then the decoder's read back by the
+// caller) → words, alignment, number copies and the selection asked for.
+TranslationResult Translator::Impl::finish(Prepared& p, const decode::SearchResult& r,
+                                           const TranslationParams& params) const {
+  TranslationResult& out = p.out;
   out.target_ids = r.tokens;
   out.score = r.score;
-  for (int id : r.tokens) out.target_tokens.push_back(impl_->tokenizer.piece(id));
+  for (int id : r.tokens) out.target_tokens.push_back(tokenizer.piece(id));
   std::vector<int> body;
   for (int id : r.tokens) {
     if (id == text::kEosId) break;
     body.push_back(id);
   }
-  out.text = impl_->tokenizer.decode(body);
-
-  if (want_maps && !r.tokens.empty()) {
-    if (record) {
-      step->trace_hypothesis(r.rows, trace);
-      step.reset();
-    } else {
-      // The decoder fed <s> + the chosen tokens (but the last), step by step, exactly as during the search.
-      step.reset();
-      trace.clear();
-      std::vector<int> tgt_in{text::kBosId};
-      tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
-      impl_->model->forward(ids, tgt_in, &trace);
-    }
-    out.attentions = std::move(trace);
-  }
+  out.text = tokenizer.decode(body);
+  if (p.want_maps && !r.tokens.empty()) out.attentions = std::move(p.trace);
   if (params.output_qk && !r.tokens.empty()) {
     std::vector<int> tgt_in{text::kBosId};
     tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
     AttentionTrace vectors;
-    impl_->model->query_key_vectors(ids, tgt_in, vectors);
+    model->query_key_vectors(p.ids, tgt_in, vectors);
     out.qk = std::move(vectors);
   }
-  attach_words_and_alignment(out, text, out.text, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
-  if (copy_numbers && !out.alignment_map.empty()) {
+  const std::string& text = *p.text;
+  attach_words_and_alignment(out, text, out.text, params, alignment, architecture == "rnn-seq2seq");
+  if (p.copy_numbers && !out.alignment_map.empty()) {
     out.number_copies = analysis::plan_number_copies(text, out.source_words, out.text, out.target_words,
                                                      out.alignment_map);
     analysis::apply_number_copies(out.number_copies, out.text, out.target_words);
@@ -383,7 +370,124 @@ TranslationResult Translator::translate(const std::string& text, const Translati
   }
   out.attentions = select_maps(std::move(out.attentions), params.attention_selection);
   out.word_attentions = select_maps(std::move(out.word_attentions), params.attention_selection);
+  return std::move(out);
+}
+
+// Greedy texts decoded together, one decoder row each (models/seq2seq.h start_many): every layer of a step takes
+// all the rows at once. Each result equals translate()'s bit for bit. False when the model cannot batch or the
+// recorded maps would exceed kMaxRecordedFloats (the caller then translates the texts one by one).
+bool Translator::Impl::translate_batch(const std::vector<const std::string*>& texts, const TranslationParams& params,
+                                       std::vector<TranslationResult>& results) const {
+  std::vector<Prepared> prepared;
+  prepared.reserve(texts.size());
+  for (const std::string* t : texts) prepared.push_back(prepare(*t, params));
+  std::vector<std::size_t> live;  // the texts with something to translate
+  std::vector<std::vector<int>> srcs;
+  std::vector<AttentionTrace*> traces;
+  std::vector<int> limits;
+  bool want_maps = false;
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    if (prepared[i].ids.empty()) continue;
+    live.push_back(i);
+    srcs.push_back(prepared[i].ids);
+    traces.push_back(prepared[i].want_maps ? &prepared[i].trace : nullptr);
+    limits.push_back(prepared[i].sp.max_new_tokens);
+    want_maps = want_maps || prepared[i].want_maps;
+  }
+  std::unique_ptr<models::Seq2SeqDecoder> step;
+  if (!live.empty()) {
+    const std::size_t steps = static_cast<std::size_t>(*std::max_element(limits.begin(), limits.end()));
+    step = model->start_many(srcs, traces);
+    if (step == nullptr) return false;
+    if (want_maps) {
+      if (step->recorded_floats(live.size(), steps) > kMaxRecordedFloats) return false;
+      step->record_maps(live.size(), steps);
+    }
+  }
+  std::vector<decode::SearchResult> found;
+  if (!live.empty()) found = decode::greedy_search_many(*step, limits, text::kBosId, text::kEosId);
+  results.resize(prepared.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    if (prepared[i].ids.empty()) {
+      results[i] = std::move(prepared[i].out);
+      continue;
+    }
+    const decode::SearchResult& r = found[k++];
+    if (prepared[i].want_maps && !r.tokens.empty()) step->trace_hypothesis(r.rows, prepared[i].trace);
+    results[i] = finish(prepared[i], r, params);
+  }
+  return true;
+}
+
+std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
+                                                      const TranslationParams& params) const {
+  check_params(params);
+  std::vector<TranslationResult> out(texts.size());
+  const int beams = params.num_beams == 0 ? impl_->decoding.num_beams : params.num_beams;
+  if (beams == 1 && !params.output_qk && texts.size() > 1 && impl_->model->decodes_sources_together()) {
+    // Greedy lists: the texts in batches decoded together, the batches shared among the threads (kernels/
+    // parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit.
+    const std::size_t n = texts.size();
+    const std::size_t batches = std::min<std::size_t>(n, std::max<std::size_t>(1, kernels::threads()));
+    std::vector<char> done(batches, 0);
+    kernels::parallel_each(batches, [&](std::size_t b) {
+      std::vector<const std::string*> mine;
+      for (std::size_t i = b; i < n; i += batches) mine.push_back(&texts[i]);
+      std::vector<TranslationResult> results;
+      if (!impl_->translate_batch(mine, params, results)) return;
+      for (std::size_t j = 0; j < results.size(); ++j) out[b + j * batches] = std::move(results[j]);
+      done[b] = 1;
+    });
+    for (std::size_t b = 0; b < batches; ++b)  // a batch the model could not take: one text at a time
+      if (!done[b])
+        for (std::size_t i = b; i < n; i += batches) out[i] = translate(texts[i], params);
+    return out;
+  }
+  kernels::parallel_each(texts.size(), [&](std::size_t i) { out[i] = translate(texts[i], params); });
   return out;
+}
+
+void Translator::check_params(const TranslationParams& params) const {
+  require(params.num_beams >= 0 && params.num_beams <= kMaxBeams,
+          "translate: num_beams must be in [1, 64] (0 = the model's default), got " + std::to_string(params.num_beams));
+  require(params.max_new_tokens >= 0 && params.max_new_tokens <= kMaxNewTokensLimit,
+          "translate: max_new_tokens must be in [1, 65536] (0 = the model's default), got " +
+              std::to_string(params.max_new_tokens));
+  check_qk_param(params, *impl_->model, impl_->architecture);
+  if (params.alpha) require(std::isfinite(*params.alpha), "translate: alpha must be a finite number");
+  if (params.coverage_beta)
+    require(std::isfinite(*params.coverage_beta), "translate: coverage_beta must be a finite number");
+  check_alignment_params(params, impl_->alignment);
+}
+
+TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
+  check_params(params);
+  Impl::Prepared p = impl_->prepare(text, params);
+  if (p.ids.empty()) return std::move(p.out);
+  // The maps come from the search itself: the encoder's from its one run, the decoder's recorded per step and row
+  // and read back along the chosen hypothesis (models/seq2seq.h). Only when that recording would exceed
+  // kMaxRecordedFloats (many beams over a long source and limit) are they recomputed by teacher forcing instead.
+  auto step = impl_->model->start(p.ids, p.want_maps ? &p.trace : nullptr);
+  const std::size_t rows = static_cast<std::size_t>(std::max(1, p.sp.num_beams));
+  const std::size_t steps = static_cast<std::size_t>(p.sp.max_new_tokens);
+  const bool record = p.want_maps && step->recorded_floats(rows, steps) <= kMaxRecordedFloats;
+  if (record) step->record_maps(rows, steps);
+  const decode::SearchResult r = decode::search(*step, p.sp);
+  if (p.want_maps && !r.tokens.empty()) {
+    if (record) {
+      step->trace_hypothesis(r.rows, p.trace);
+    } else {
+      // The decoder fed <s> + the chosen tokens (but the last), step by step, exactly as during the search.
+      step.reset();
+      p.trace.clear();
+      std::vector<int> tgt_in{text::kBosId};
+      tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
+      impl_->model->forward(p.ids, tgt_in, &p.trace);
+    }
+  }
+  step.reset();
+  return impl_->finish(p, r, params);
 }
 
 TranslationResult Translator::align(const std::string& source, const std::string& target,

@@ -124,9 +124,10 @@ class Translator {
   Translator& operator=(const Translator&) = delete;
 
   TranslationResult translate(const std::string& text, const TranslationParams& params = {}) const;
-  // A list of texts: translate() of each, the texts shared out among kernels::threads() threads (kernels/
-  // parallel.h; one thread: in order). The results equal translate()'s, bit for bit, for any thread count. The
-  // first error thrown for any text is rethrown (the texts after it may not have been translated).
+  // A list of texts: translate() of each, bit for bit, for any thread count. Greedy lists (num_beams 1) are
+  // decoded in batches — one decoder row per text, every layer of a step taking all the rows at once — one batch
+  // per thread (kernels/parallel.h); other lists share the texts among the threads. The first error thrown for any
+  // text is rethrown (the texts after it may not have been translated).
   std::vector<TranslationResult> translate_many(const std::vector<std::string>& texts,
                                                 const TranslationParams& params = {}) const;
   // Forced decoding: runs the model over the given translation (teacher forcing, exactly as decoding would have
@@ -145,6 +146,7 @@ class Translator {
  private:
   struct Impl;
   explicit Translator(std::unique_ptr<Impl> impl);
+  void check_params(const TranslationParams& params) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -70,6 +70,72 @@ SearchResult greedy_search(StepModel& model, const SearchParams& params) {
   return result;
 }
 
+std::vector<SearchResult> greedy_search_many(StepModel& model, const std::vector<int>& max_new_tokens, int bos_id,
+                                             int eos_id) {
+  const std::size_t n = max_new_tokens.size();
+  require(model.rows() == n, "search: greedy_search_many needs one model row per hypothesis, the model holds " +
+                                 std::to_string(model.rows()) + " for " + std::to_string(n));
+  const std::size_t vocab = model.vocab_size();
+  require(vocab > 0, "search: the model has an empty vocabulary");
+  require(eos_id >= 0 && static_cast<std::size_t>(eos_id) < vocab,
+          "search: eos id " + std::to_string(eos_id) + " is outside the vocabulary");
+  std::vector<SearchResult> out(n);
+  // Row r of the current step decodes hypothesis live[r]; prev[r] is what it is fed.
+  std::vector<int> live(n), prev(n, bos_id), parents, next_live, next_prev;
+  parents.reserve(n);
+  next_live.reserve(n);
+  next_prev.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    require(max_new_tokens[i] >= 0, "search: max_new_tokens must be >= 0, got " + std::to_string(max_new_tokens[i]));
+    live[i] = static_cast<int>(i);
+    out[i].tokens.reserve(static_cast<std::size_t>(std::min(max_new_tokens[i], 1024)));
+    out[i].rows.reserve(out[i].tokens.capacity());
+  }
+  // Hypotheses allowed no token at all never run.
+  if (std::any_of(max_new_tokens.begin(), max_new_tokens.end(), [](int m) { return m == 0; })) {
+    for (std::size_t r = 0; r < n; ++r)
+      if (max_new_tokens[r] > 0) {
+        parents.push_back(static_cast<int>(r));
+        next_live.push_back(static_cast<int>(r));
+      }
+    if (parents.empty()) return out;
+    model.reorder(parents);
+    live.swap(next_live);
+    prev.assign(live.size(), bos_id);
+  }
+  std::vector<float> logits(live.size() * vocab);
+  while (!live.empty()) {
+    model.step(prev.data(), logits.data(), nullptr);
+    parents.clear();
+    next_live.clear();
+    next_prev.clear();
+    for (std::size_t r = 0; r < live.size(); ++r) {
+      SearchResult& h = out[static_cast<std::size_t>(live[r])];
+      float* row = logits.data() + r * vocab;
+      std::size_t best = 0;
+      for (std::size_t w = 1; w < vocab; ++w)
+        if (row[w] > row[best]) best = w;  // strict: ties keep the lowest id, as torch.argmax
+      kernels::log_softmax(row, vocab);
+      h.score += row[best];
+      h.tokens.push_back(static_cast<int>(best));
+      h.rows.push_back(static_cast<int>(r));
+      if (static_cast<int>(best) == eos_id) {
+        h.finished = true;
+      } else if (h.tokens.size() < static_cast<std::size_t>(max_new_tokens[static_cast<std::size_t>(live[r])])) {
+        parents.push_back(static_cast<int>(r));
+        next_live.push_back(live[r]);
+        next_prev.push_back(static_cast<int>(best));
+      }
+    }
+    if (parents.empty()) break;
+    if (parents.size() < live.size()) model.reorder(parents);
+    live.swap(next_live);
+    prev.swap(next_prev);
+  }
+  for (auto& h : out) h.normalised = h.score;
+  return out;
+}
+
 SearchResult beam_search(StepModel& model, const SearchParams& params) {
   check_start(model, params);
   require(params.num_beams >= 1, "search: num_beams must be >= 1, got " + std::to_string(params.num_beams));

@@ -62,6 +62,12 @@ struct SearchResult {
 
 // Greedy decoding (model must hold 1 row).
 SearchResult greedy_search(StepModel& model, const SearchParams& params);
+// Greedy decoding of several independent hypotheses at once (a list of sentences, models/seq2seq.h start_many):
+// the model holds one row per entry of max_new_tokens, in order; each row is decoded exactly as greedy_search
+// decodes it alone (same rule, same float sums), a row leaving the batch (reorder) when it ends. Result i belongs
+// to row i; its `rows` give the model row that produced each token (rows move up as others leave).
+std::vector<SearchResult> greedy_search_many(StepModel& model, const std::vector<int>& max_new_tokens, int bos_id,
+                                             int eos_id);
 // Beam search as specified above (model must hold 1 row; it is reordered as the beam evolves).
 SearchResult beam_search(StepModel& model, const SearchParams& params);
 // Either of the two, by params.num_beams.

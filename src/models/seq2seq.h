@@ -45,6 +45,19 @@ class Seq2SeqModel {
   // decoder's maps come from the same decoder through record_maps / trace_hypothesis).
   virtual std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const = 0;
 
+  // Whether start_many() gives a decoder (the Transformer); the others decode sources one by one.
+  virtual bool decodes_sources_together() const { return false; }
+  // Several sources decoded together: a decoder holding one row per source, in order, each row reading its own
+  // source — every layer of a step takes all the rows at once, and each row's numbers are the bits it would have
+  // alone (decode::greedy_search_many). traces[i] (null: none) gets source i's encoder maps. No coverage signal
+  // (step()'s attention must be null). Models that cannot return null: the caller decodes the sources one by one.
+  virtual std::unique_ptr<Seq2SeqDecoder> start_many(const std::vector<std::vector<int>>& srcs,
+                                                      const std::vector<AttentionTrace*>& traces) const {
+    (void)srcs;
+    (void)traces;
+    return nullptr;
+  }
+
   // Teacher forcing, computed incrementally step by step exactly as decoding does (one row, recording its maps):
   // feeds tgt_in[t] at step t and returns the logits of every step (tgt_in.size() × vocab). With `trace`, records
   // every attention map:

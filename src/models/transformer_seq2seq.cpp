@@ -250,31 +250,47 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
 class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
  public:
   Decoder(const TransformerSeq2Seq& m, std::shared_ptr<const Encoded> enc)
-      : m_(m), enc_(std::move(enc)), cap_(m.max_positions_) {
+      : Decoder(m, std::vector<std::shared_ptr<const Encoded>>{std::move(enc)}) {}
+
+  // One row per encoded source (a list of sentences decoded together: every linear layer takes all their rows at
+  // once, each row reading its own source in the cross-attention).
+  Decoder(const TransformerSeq2Seq& m, std::vector<std::shared_ptr<const Encoded>> encs)
+      : m_(m), encs_(std::move(encs)), enc_(encs_.at(0)), cap_(m.max_positions_) {
     self_k_.resize(m_.dec_.size());
     self_v_.resize(m_.dec_.size());
-    resize_rows(1);
-    scores_.resize(std::max(cap_, enc_->length));
+    resize_rows(encs_.size());
+    row_enc_.resize(encs_.size());
+    row_enc_spare_.reserve(encs_.size());
+    std::size_t longest = 0;
+    for (std::size_t i = 0; i < encs_.size(); ++i) {
+      row_enc_[i] = static_cast<int>(i);
+      longest = std::max(longest, encs_[i]->length);
+    }
+    max_source_ = longest;
+    scores_.resize(std::max(cap_, longest));
   }
 
   std::size_t vocab_size() const override { return m_.vocab_; }
+  // The coverage signal's width: one source (a decoder over several sources gives none, see step()).
   std::size_t source_length() const override { return enc_->length; }
   std::size_t rows() const override { return rows_; }
   std::size_t position() const { return pos_; }
 
-  // Floats of one row's maps at step t: per layer and head a self row (t + 1) and a cross row (S).
-  std::size_t block(std::size_t t) const { return m_.dec_.size() * m_.heads_ * (t + 1 + enc_->length); }
+  // Floats of one row's maps at step t over a source of S positions: per layer and head a self row (t + 1) and a
+  // cross row (S).
+  std::size_t block(std::size_t t, std::size_t S) const { return m_.dec_.size() * m_.heads_ * (t + 1 + S); }
 
   void record_maps(std::size_t rows, std::size_t steps) override {
     recording_ = true;
     const std::size_t n = recorded_floats(rows, std::min(steps, cap_ - pos_));
     rec_.reserve(rec_.size() + std::min<std::size_t>(n, std::size_t{1} << 22));  // grows past 16 MB if needed
     rec_begin_.reserve(rec_begin_.size() + std::min(steps, cap_));
+    rec_rows_.reserve(rec_rows_.size() + std::min<std::size_t>(rows * std::min(steps, cap_), std::size_t{1} << 20));
   }
 
   std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
     std::size_t n = 0;
-    for (std::size_t t = pos_; t < pos_ + steps; ++t) n += rows * block(t);
+    for (std::size_t t = pos_; t < pos_ + steps; ++t) n += rows * block(t, max_source_);
     return n;
   }
 
@@ -304,9 +320,11 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   }
 
   void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override {
-    const std::size_t T = rows.size(), S = enc_->length, H = m_.heads_, nl = m_.dec_.size();
+    const std::size_t T = rows.size(), H = m_.heads_, nl = m_.dec_.size();
     require(T <= rec_begin_.size(), "transformer-seq2seq: trace_hypothesis beyond the recorded steps");
-    if (!trace.enabled()) return;
+    if (!trace.enabled() || T == 0) return;
+    // The hypothesis's source: the one its first row read (a row keeps its source through reorder()).
+    const std::size_t S = encs_[static_cast<std::size_t>(rec_rows_[rec_begin_[0] + static_cast<std::size_t>(rows[0])].source)]->length;
     // decoder_self [T,T] per (layer, head), then cross [T,S] per (layer, head), allocated up front in the trace's
     // arena and filled one query row per step from the row that produced it.
     trace.reserve(trace.size() + 2 * nl * H, trace.values().size() + nl * H * (T * T + T * S));
@@ -319,7 +337,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       float* self = trace.mutable_values(first + m);
       float* cross = trace.mutable_values(first + nl * H + m);
       for (std::size_t t = 0; t < T; ++t) {
-        const float* b = rec_.data() + rec_begin_[t] + static_cast<std::size_t>(rows[t]) * block(t);
+        const float* b = rec_.data() + rec_rows_[rec_begin_[t] + static_cast<std::size_t>(rows[t])].offset;
         std::copy_n(b + m * (t + 1), t + 1, self + t * T);
         std::copy_n(b + nl * H * (t + 1) + m * S, S, cross + t * S);
       }
@@ -330,8 +348,11 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   // last layer's cross attention averaged over heads (the coverage signal).
   void step(const int* prev, float* logits, float* attention) override {
     if (pos_ >= cap_) throw Error("transformer-seq2seq: the decoder reached max_positions " + std::to_string(cap_));
-    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, S = enc_->length, nl = m_.dec_.size();
+    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, nl = m_.dec_.size();
     const std::size_t T = pos_ + 1;
+    if (attention != nullptr && encs_.size() > 1)
+      throw Error("transformer-seq2seq: no coverage signal from a decoder over several sources");
+    const std::size_t S0 = enc_->length;  // the coverage signal's width
     x_.resize(N * d);
     h_.resize(N * d);
     q_.resize(N * d);
@@ -339,21 +360,27 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     ctx_.resize(N * d);
     a_.resize(N * d);
     ff_.resize(N * m_.d_ff_);
-    // Where each softmax row lives: in the map arena while recording (row r's block of this step), else scratch.
-    float* rec = nullptr;
+    // Where each softmax row lives: in the map arena while recording (row r's block of this step, its own
+    // source's width), else scratch. rec_rows_ keeps, per step and row, where that block starts and its source.
+    const std::size_t at = rec_rows_.size();
     if (recording_) {
-      rec_begin_.push_back(rec_.size());
-      rec_.resize(rec_.size() + N * block(pos_));
-      rec = rec_.data() + rec_begin_.back();
+      rec_begin_.push_back(at);
+      std::size_t offset = rec_.size();
+      for (std::size_t r = 0; r < N; ++r) {
+        rec_rows_.push_back({offset, row_enc_[r]});
+        offset += block(pos_, src_len(r));
+      }
+      rec_.resize(offset);
     }
     auto self_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
-      return rec != nullptr ? rec + r * block(pos_) + (l * H + hd) * T : scores_.data();
+      return recording_ ? rec_.data() + rec_rows_[at + r].offset + (l * H + hd) * T : scores_.data();
     };
     auto cross_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
-      return rec != nullptr ? rec + r * block(pos_) + nl * H * T + (l * H + hd) * S : scores_.data();
+      return recording_ ? rec_.data() + rec_rows_[at + r].offset + nl * H * T + (l * H + hd) * src_len(r)
+                        : scores_.data();
     };
     m_.embed(prev, N, pos_, 0, x_.data());  // every row is at position pos_
-    if (attention != nullptr) std::fill(attention, attention + N * S, 0.0f);
+    if (attention != nullptr) std::fill(attention, attention + N * S0, 0.0f);
     for (std::size_t l = 0; l < nl; ++l) {
       const DecoderLayer& L = m_.dec_[l];
       // Self-attention over this row's cached positions 0..pos (the new one appended first).
@@ -381,10 +408,12 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       norm_rows(L.norm2, x_.data(), N, d, m_.eps_, h_.data());
       linear(L.cross_attn.q, h_.data(), N, q_.data());
       if (vectors_) vec_cross_q_[l].insert(vec_cross_q_[l].end(), q_.begin(), q_.begin() + d);
-      const float* ck = enc_->cross_k[l].data();
-      const float* cv = enc_->cross_v[l].data();
       const bool last_layer = l + 1 == nl;
-      for (std::size_t r = 0; r < N; ++r)
+      for (std::size_t r = 0; r < N; ++r) {
+        const Encoded& e = *encs_[static_cast<std::size_t>(row_enc_[r])];  // this row's source
+        const float* ck = e.cross_k[l].data();
+        const float* cv = e.cross_v[l].data();
+        const std::size_t S = e.length;
         for (std::size_t hd = 0; hd < H; ++hd) {
           float* p = cross_row(r, l, hd);  // (S)
           attention::key_value_attention(q_.data() + r * d + hd * dh, 1, ck + hd * dh, cv + hd * dh, S, dh, dh, p,
@@ -393,6 +422,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
           // Coverage signal: the last layer's cross-attention averaged over heads.
           if (attention != nullptr && last_layer) kernels::add(p, attention + r * S, S);
         }
+      }
       linear(L.cross_attn.o, ctx_.data(), N, a_.data());
       kernels::add(a_.data(), x_.data(), N * d);
       norm_rows(L.norm3, x_.data(), N, d, m_.eps_, h_.data());
@@ -400,7 +430,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       linear(L.ff2, ff_.data(), N, a_.data());
       kernels::add(a_.data(), x_.data(), N * d);
     }
-    if (attention != nullptr) kernels::scale(1.0f / static_cast<float>(H), attention, N * S);
+    if (attention != nullptr) kernels::scale(1.0f / static_cast<float>(H), attention, N * S0);
     norm_rows(m_.dec_norm_, x_.data(), N, d, m_.eps_, h_.data());
     tied_output(m_.embed_, d, h_.data(), N, logits);
     ++pos_;
@@ -419,6 +449,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
                       pos_ * d * sizeof(float));
         cache->swap(spare_);
       }
+    row_enc_spare_.clear();
+    for (int p : parents) row_enc_spare_.push_back(row_enc_[static_cast<std::size_t>(p)]);
+    row_enc_.swap(row_enc_spare_);
     rows_ = parents.size();
   }
 
@@ -431,17 +464,28 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     rows_ = n;
   }
 
+  std::size_t src_len(std::size_t r) const { return encs_[static_cast<std::size_t>(row_enc_[r])]->length; }
+
   const TransformerSeq2Seq& m_;
-  std::shared_ptr<const Encoded> enc_;
+  std::vector<std::shared_ptr<const Encoded>> encs_;  // the sources; row r reads encs_[row_enc_[r]]
+  std::shared_ptr<const Encoded> enc_;                // encs_[0]
+  std::vector<int> row_enc_, row_enc_spare_;
+  std::size_t max_source_ = 0;
   std::size_t cap_;  // positions per row in the cache
   std::size_t rows_ = 0, pos_ = 0;
   std::vector<std::vector<float>> self_k_, self_v_;  // per layer (rows, cap, d)
   std::vector<float> spare_;
   std::vector<float> x_, h_, q_, kv_, ctx_, a_, ff_, scores_;
-  // The map arena: step t's rows start at rec_[rec_begin_[t]], block(t) floats each, in that step's row order.
+  // The map arena: step t's row r is block(t, its S) floats at rec_[rec_rows_[rec_begin_[t] + r].offset], rows in
+  // that step's order.
+  struct RecordedRow {
+    std::size_t offset;
+    int source;  // index into encs_
+  };
   bool recording_ = false;
   std::vector<float> rec_;
   std::vector<std::size_t> rec_begin_;
+  std::vector<RecordedRow> rec_rows_;
   // query_key_vectors(): per layer, one d-float row per step.
   bool vectors_ = false;
   std::vector<std::vector<float>> vec_self_q_, vec_self_k_, vec_cross_q_;
@@ -449,6 +493,15 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
 
 std::unique_ptr<Seq2SeqDecoder> TransformerSeq2Seq::start(const std::vector<int>& src, AttentionTrace* trace) const {
   return std::make_unique<Decoder>(*this, encode(src, trace));
+}
+
+std::unique_ptr<Seq2SeqDecoder> TransformerSeq2Seq::start_many(const std::vector<std::vector<int>>& srcs,
+                                                               const std::vector<AttentionTrace*>& traces) const {
+  require(!srcs.empty() && traces.size() == srcs.size(), "transformer-seq2seq: start_many needs one trace slot per source");
+  std::vector<std::shared_ptr<const Encoded>> encs;
+  encs.reserve(srcs.size());
+  for (std::size_t i = 0; i < srcs.size(); ++i) encs.push_back(encode(srcs[i], traces[i]));
+  return std::make_unique<Decoder>(*this, std::move(encs));
 }
 
 std::vector<float> TransformerSeq2Seq::forward(const std::vector<int>& src, const std::vector<int>& tgt_in,

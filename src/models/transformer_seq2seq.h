@@ -35,6 +35,9 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   std::size_t max_source_ids() const override { return max_positions_; }
   std::size_t max_target_positions() const override { return max_positions_ - 1; }
   std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const override;
+  bool decodes_sources_together() const override { return true; }
+  std::unique_ptr<Seq2SeqDecoder> start_many(const std::vector<std::vector<int>>& srcs,
+                                             const std::vector<AttentionTrace*>& traces) const override;
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override;
   bool has_query_key_vectors() const override { return true; }

@@ -722,3 +722,58 @@ TEST_CASE("translation: int8 weights stay within their stated deviation of the f
     CHECK(map_mean <= 1e-3);
   }
 }
+
+TEST_CASE("transformer: sources decoded together (start_many + greedy_search_many) equal each decoded alone") {
+  const std::string dir = source_path("models/de-en-transformer");
+  const attnlens::models::TransformerSeq2Seq model(attnlens::io::Bundle::load(dir));
+  const auto golden_json = read_json(dir + "/golden.json");
+  std::vector<std::vector<int>> srcs;
+  for (std::size_t i = 0; i < 4; ++i) srcs.push_back(ids_of(golden_json["cases"][i]["source_ids"]));
+  srcs.push_back({3});  // a source of </s> alone
+  // Per-source limits, one of them cutting its translation short (the row leaves the batch before </s>).
+  std::vector<int> limits;
+  for (const auto& s : srcs) limits.push_back(static_cast<int>(2 * s.size() + 10));
+  limits[1] = 3;
+  std::vector<AttentionTrace> traces(srcs.size());
+  std::vector<AttentionTrace*> slots;
+  for (auto& t : traces) slots.push_back(&t);
+  auto batch = model.start_many(srcs, slots);
+  REQUIRE(batch != nullptr);
+  REQUIRE(batch->rows() == srcs.size());
+  batch->record_maps(srcs.size(), 64);
+  const auto found = attnlens::decode::greedy_search_many(*batch, limits, 2, 3);
+  REQUIRE(found.size() == srcs.size());
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    CAPTURE(i);
+    AttentionTrace alone;
+    auto step = model.start(srcs[i], &alone);
+    step->record_maps(1, 64);
+    attnlens::decode::SearchParams p;
+    p.max_new_tokens = limits[i];
+    const auto r = attnlens::decode::greedy_search(*step, p);
+    CHECK(found[i].tokens == r.tokens);
+    CHECK(found[i].score == r.score);
+    CHECK(found[i].finished == r.finished);
+    step->trace_hypothesis(r.rows, alone);
+    batch->trace_hypothesis(found[i].rows, traces[i]);
+    REQUIRE(traces[i].size() == alone.size());
+    for (std::size_t m = 0; m < alone.size(); ++m) {
+      CHECK(traces[i][m].name == alone[m].name);
+      CHECK(traces[i][m].dims == alone[m].dims);
+      CHECK(traces[i][m].data == alone[m].data);  // bit for bit
+    }
+  }
+  CHECK(found[1].tokens.size() == 3);
+  CHECK_FALSE(found[1].finished);
+  // The RNN translators decode their sources one by one (no batched decoder).
+  const auto rnn = attnlens::models::make_rnn_seq2seq(
+      attnlens::io::Bundle::load(source_path("tests/goldens/translation/rnn-general")));
+  CHECK_FALSE(rnn->decodes_sources_together());
+  CHECK(model.decodes_sources_together());
+  CHECK(rnn->start_many(srcs, std::vector<AttentionTrace*>(srcs.size(), nullptr)) == nullptr);
+  float coverage[64];
+  int prev[5] = {2, 2, 2, 2, 2};
+  std::vector<float> logits(srcs.size() * model.vocab_size());
+  auto again = model.start_many(srcs, std::vector<AttentionTrace*>(srcs.size(), nullptr));
+  CHECK_THROWS_AS(again->step(prev, logits.data(), coverage), attnlens::Error);  // no coverage over several sources
+}

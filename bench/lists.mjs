@@ -1,0 +1,47 @@
+// A list of sentences in one call against one call per sentence, one thread, in one process (rounds alternate
+// which goes first; median of process-CPU seconds). Greedy Transformer lists are decoded together (docs/DESIGN.md
+// §4.4); the script also checks that both ways give the same texts and the same maps, bit for bit.
+//
+//   node bench/lists.mjs [--model de-en-general] [--n 40] [--rounds 7] [--maps 0|1]
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { parseArgs } from 'node:util';
+
+import { init, pipeline } from '../wasm/index.js';
+
+const { values: args } = parseArgs({ options: {
+  model: { type: 'string', default: 'de-en-general' }, n: { type: 'string', default: '40' },
+  rounds: { type: 'string', default: '7' }, maps: { type: 'string', default: '1' },
+} });
+const DATA = new URL('../../shared/data/multi30k/test_2016_flickr.de.gz', import.meta.url);
+let lines;
+try {
+  lines = gunzipSync(readFileSync(DATA)).toString('utf8').split('\n').filter(Boolean).slice(0, Number(args.n));
+} catch (err) {
+  console.error(`bench/lists: cannot read ${DATA.pathname} (${err.message})`);
+  process.exit(1);
+}
+await init({ threads: 1 });
+const translate = await pipeline('translation', args.model);
+const options = { num_beams: 1, output_attentions: args.maps !== '0' };
+const oneByOne = async () => { const out = []; for (const s of lines) out.push(await translate(s, options)); return out; };
+const asList = async () => translate(lines, options);
+
+const a = await oneByOne();
+const b = await asList();
+const same = a.every((x, i) => x.text === b[i].text && x.attentions.values.length === b[i].attentions.values.length &&
+  x.attentions.values.every((v, j) => Object.is(v, b[i].attentions.values[j])));
+const t = { one: [], list: [] };
+for (let r = 0; r < Number(args.rounds); r++) {
+  for (const [k, f] of r % 2 ? [['list', asList], ['one', oneByOne]] : [['one', oneByOne], ['list', asList]]) {
+    const c0 = process.cpuUsage();
+    await f();
+    const c = process.cpuUsage(c0);
+    t[k].push((c.user + c.system) / 1e6);
+  }
+}
+const median = (x) => [...x].sort((p, q) => p - q)[x.length >> 1];
+console.log(`| ${args.model}, ${lines.length} sentences, greedy, ${options.output_attentions ? 'every map' : 'no maps'} | ` +
+  `${median(t.one).toFixed(3)} s | ${median(t.list).toFixed(3)} s | **${(median(t.one) / median(t.list)).toFixed(2)}×** | ${same ? 'yes' : '**no**'} |`);
+translate.dispose();
+if (!same) process.exit(1);
