@@ -28,6 +28,8 @@ constexpr int kMaxNewTokensLimit = 1 << 16;
 // step); beyond it the maps of the chosen hypothesis are recomputed by teacher forcing after the search. Default
 // beams stay far below it (de-en-transformer, beam 4, 256-piece source and limit: about 19 MB).
 constexpr std::size_t kMaxRecordedFloats = std::size_t{16} << 20;
+// Most texts of a greedy list decoded together in one batch (translate_many).
+constexpr std::size_t kMaxBatchRows = 16;
 
 struct DecodingDefaults {
   int num_beams = 4;
@@ -426,10 +428,12 @@ std::vector<TranslationResult> Translator::translate_many(const std::vector<std:
   std::vector<TranslationResult> out(texts.size());
   const int beams = params.num_beams == 0 ? impl_->decoding.num_beams : params.num_beams;
   if (beams == 1 && !params.output_qk && texts.size() > 1 && impl_->model->decodes_sources_together()) {
-    // Greedy lists: the texts in batches decoded together, the batches shared among the threads (kernels/
-    // parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit.
+    // Greedy lists: the texts in batches decoded together (dealt round-robin), the batches shared among the
+    // threads (kernels/parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit.
+    // At most kMaxBatchRows texts a batch: each row holds its own key/value cache (de-en-general: 1.6 MB a row).
     const std::size_t n = texts.size();
-    const std::size_t batches = std::min<std::size_t>(n, std::max<std::size_t>(1, kernels::threads()));
+    const std::size_t batches = std::min<std::size_t>(
+        n, std::max<std::size_t>({1, static_cast<std::size_t>(kernels::threads()), (n + kMaxBatchRows - 1) / kMaxBatchRows}));
     std::vector<char> done(batches, 0);
     kernels::parallel_each(batches, [&](std::size_t b) {
       std::vector<const std::string*> mine;

@@ -240,6 +240,27 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
   CHECK_THROWS_WITH_AS(classifier->classify_many({"fine", "  "}), doctest::Contains("empty input"), attnlens::Error);
 }
 
+TEST_CASE("parallel: a greedy list longer than one batch (16 texts) equals one call per text") {
+  const auto translator = attnlens::api::Translator::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/de-en-general");
+  const std::vector<std::string> words = {"Hallo!", "Ein Hund.", "Danke schön.", "Wo ist der Bahnhof?", "",
+                                          "Zwei Kinder spielen im Park.", "Gute Nacht."};
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < 19; ++i) texts.push_back(words[i % words.size()]);  // two batches on one thread
+  attnlens::api::TranslationParams params;
+  params.num_beams = 1;
+  const auto many = translator->translate_many(texts, params);
+  REQUIRE(many.size() == texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    CAPTURE(i);
+    const auto one = translator->translate(texts[i], params);
+    CHECK(many[i].text == one.text);
+    CHECK(many[i].score == one.score);
+    REQUIRE(many[i].attentions.size() == one.attentions.size());
+    for (std::size_t m = 0; m < one.attentions.size(); ++m)
+      CHECK(same_bits(many[i].attentions[m].data, one.attentions[m].data));
+  }
+}
+
 TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thread count") {
   const auto cap = attnlens::api::Captioner::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/flickr8k-mobilenet");
   struct Image {
