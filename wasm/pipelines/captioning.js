@@ -5,7 +5,7 @@
 //   const caption = await pipeline('image-to-text', 'flickr8k-mobilenet');
 //   const out = await caption(imageData, { num_beams: 3 });
 //   // { text: 'a dog runs through the grass', tokens: ['a', 'dog', …, '<end>'], token_ids: Int32Array,
-//   //   attentions: [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data: Float32Array }],
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data: Float32Array }],
 //   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
 //
 // Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
@@ -25,7 +25,7 @@
 // than 1/3/4, data.length ≠ width·height·channels, or num_beams / max_new_tokens out of range (1..64 / 1..1000,
 // NaN, Infinity) is a RangeError. SharedArrayBuffer-backed pixels are read in place.
 // `tokens` has one entry per decoder step — the words, then '<end>' when the caption finished — and
-// attentions[0].dims[0] === tokens.length: row t is where the model looked while choosing tokens[t].
+// attentions.at(0).dims[0] === tokens.length: row t is where the model looked while choosing tokens[t].
 //
 // caption.attend(image, text, options): forced caption (teacher forcing) — the decoder runs over the given caption
 // instead of searching. The text is lowercased and split like the training captions (\w+|[^\w\s]); tokens are its

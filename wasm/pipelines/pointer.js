@@ -6,7 +6,7 @@
 //   const out = await sort('5, 3, 9, 1');                     // or sort([5, 3, 9, 1])
 //   // { sorted: [1, 3, 5, 9], order: [3, 1, 0, 2], values: [5, 3, 9, 1], sorted_ok: true,
 //   //   step_probabilities: Float32Array [p of each chosen position], inputs: Float32Array (min–max scaled),
-//   //   attentions: [{ name: 'pointer', layer: -1, head: -1, dims: [4, 4], data },   // row = output step
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'pointer', layer: -1, head: -1, dims: [4, 4], data },   // row = output step
 //   //                { name: 'encoder_self', layer, head, dims: [4, 4], data }, …] }
 //
 // Input: an array of numbers, a typed array (Float64Array, Float32Array, Int32Array, …), or a string of numbers

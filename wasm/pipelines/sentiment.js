@@ -4,7 +4,7 @@
 //   const classify = await pipeline('sentiment-analysis', 'sst2-selfattn');
 //   const out = await classify("It's a charming, often affecting journey.");
 //   // { label: 'POSITIVE', score: 0.99…, tokens: ['it', "'s", 'a', 'charming', ',', …],
-//   //   attentions: [{ name: 'self-attention', layer: -1, head: -1, dims: [4, 10], data: Float32Array }],
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'self-attention', layer: -1, head: -1, dims: [4, 10], data: Float32Array }],
 //   //   probabilities: Float32Array [p_NEGATIVE, p_POSITIVE], labels: ['NEGATIVE', 'POSITIVE'], ids: Int32Array,
 //   //   truncated: false, num_input_tokens: 10 }
 //

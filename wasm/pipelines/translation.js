@@ -6,7 +6,7 @@
 //   const out = await translate('Ein Hund rennt über die Wiese.', { num_beams: 4 });
 //   // { text: 'A dog runs across the grass.',
 //   //   source_tokens: ['▁Ein', '▁Hund', …, '</s>'], target_tokens: ['▁A', '▁dog', …, '</s>'],
-//   //   attentions: [{ name: 'cross', layer: 0, head: 0, dims: [T, S], data: Float32Array }, …],
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'cross', layer: 0, head: 0, dims: [T, S], data: Float32Array }, …],
 //   //   truncated: false, source_ids: Int32Array, target_ids: Int32Array, score: -2.9, num_beams: 4 }
 //   const outs = await translate(['Danke!', 'Wie geht es dir?']);   // a list: one result per text, in order; every
 //   // sentence of every text goes to the engine in one call (shared among its threads in the threaded module)

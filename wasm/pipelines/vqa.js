@@ -7,7 +7,7 @@
 //   // { answer: 'green', score: 0.99, answers: ['red', …], scores: Float32Array, logits: Float32Array,
 //   //   tokens: ['what', 'colour', 'is', 'the', 'triangle', '?'], token_ids: Int32Array, unknown_words: [],
 //   //   count: 1.02, attention: 'parallel-co-attention',
-//   //   attentions: [{ name: 'affinity', layer: 0, head: -1, dims: [6, 49], data: Float32Array }, …] }
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'affinity', layer: 0, head: -1, dims: [6, 49], data: Float32Array }, …] }
 //
 // Maps (layer 0 = word level, 1 = question level): 'region_attention' [7, 7], 'word_attention' [T], 'affinity'
 // [T, 49] (co-attention) or 'aoa_matching' / 'aoa_alpha' / 'aoa_beta' [T, 49] (word × region), and

@@ -13,7 +13,7 @@ export async function demo(): Promise<string> {
   const classify = await pipeline('sentiment-analysis', 'sst2-selfattn', { progress_callback: onProgress });
   const s: SentimentResult = await classify("it's a charming journey");
   const many: SentimentResult[] = await classify(['good', 'bad']);
-  const hops: AttentionMap = s.attentions[0];
+  const hops: AttentionMap | undefined = s.attentions.at(0);
   classify.dispose();
 
   const translate = await pipeline('translation', 'de-en-general', { local_files_only: true, precision: 'int8' });
@@ -44,5 +44,5 @@ export async function demo(): Promise<string> {
   // @ts-expect-error a sentiment result has no translation text
   const bad: string = s.label + s.text.length;
 
-  return [s.label, many.length, hops.dims.join('x'), t.text, cross.length, c.text, fromBytes.model, tasks.join(), scores.data[0], bad, v.answer, region?.dims.join('x')].join(' ');
+  return [s.label, many.length, hops?.dims.join('x'), t.text, cross.length, c.text, fromBytes.model, tasks.join(), scores.data[0], bad, v.answer, region?.dims.join('x')].join(' ');
 }
