@@ -236,6 +236,25 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
     CHECK(same_bits(r.probabilities, one[i].probabilities));
     CHECK(same_bits(r.attentions.at(0).data, one[i].attentions.at(0).data));
   }
+  // One thread, nine sentences of different lengths, both SST-2 models: a list equals one call per text.
+  {
+    Threads single(1);
+    const std::vector<std::string> nine = {"good", "a gorgeous , witty film", "dull and far too long", "bad .",
+                                           "not bad at all , in fact quite moving , and the cast is wonderful",
+                                           "meh", "the plot goes nowhere", "an utter delight from start to finish", "!"};
+    const auto relation = attnlens::api::SentimentClassifier::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/sst2-relation");
+    for (const auto* clf : {classifier.get(), relation.get()}) {
+      const auto batch = clf->classify_many(nine);
+      REQUIRE(batch.size() == nine.size());
+      for (std::size_t i = 0; i < nine.size(); ++i) {
+        CAPTURE(nine[i]);
+        const auto alone = clf->classify(nine[i]);
+        CHECK(batch[i].tokens == alone.tokens);
+        CHECK(same_bits(batch[i].probabilities, alone.probabilities));
+        CHECK(same_bits(batch[i].attentions.at(0).data, alone.attentions.at(0).data));
+      }
+    }
+  }
   // One text the classifier refuses (empty) fails the whole call with that text's error.
   CHECK_THROWS_WITH_AS(classifier->classify_many({"fine", "  "}), doctest::Contains("empty input"), attnlens::Error);
 }
