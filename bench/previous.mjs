@@ -1,0 +1,68 @@
+// This build against an earlier one, in one Node process, one thread each, rounds alternating which goes first
+// (median of process-CPU seconds): greedy translation with and without every map, and the caption decoder with
+// its α maps over encoded grids. Build the earlier package aside first, e.g.
+//   git worktree add /tmp/old <commit> && (cd /tmp/old && emcmake cmake -S . -B build-wasm && cmake --build build-wasm --target attnlens_wasm)
+//   node bench/previous.mjs --old /tmp/old [--rounds 9] [--n 60]
+import { readFileSync, readdirSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { parseArgs } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const { values: args } = parseArgs({ options: {
+  old: { type: 'string' }, rounds: { type: 'string', default: '9' }, n: { type: 'string', default: '60' },
+} });
+if (!args.old) {
+  console.error('bench/previous: --old DIR (a checkout of the earlier commit with its wasm/dist built) is required');
+  process.exit(2);
+}
+const NEW = await import('../wasm/index.js');
+const OLD = await import(pathToFileURL(`${args.old}/wasm/index.js`).href);
+await NEW.init({ threads: 1 });
+await OLD.init({ threads: 1 });
+const data = new URL('../../shared/data/multi30k/test_2016_flickr.de.gz', import.meta.url);
+const lines = gunzipSync(readFileSync(data)).toString('utf8').split('\n').filter(Boolean).slice(0, Number(args.n));
+const images = fileURLToPath(new URL('../tests/goldens/captioning/sanity/', import.meta.url));
+function ppm(file) { // binary P6 with optional comments
+  const b = readFileSync(images + file);
+  let i = 0;
+  const fields = [];
+  while (fields.length < 4) {
+    while (b[i] === 0x20 || b[i] === 0x0a) i++;
+    if (b[i] === 0x23) { while (b[i] !== 0x0a) i++; continue; }
+    let s = '';
+    while (b[i] !== 0x20 && b[i] !== 0x0a) s += String.fromCharCode(b[i++]);
+    fields.push(s);
+  }
+  const [, w, h] = fields.map(Number);
+  return { data: new Uint8Array(b.subarray(i + 1, i + 1 + w * h * 3)), width: w, height: h, channels: 3 };
+}
+const pictures = readdirSync(images).filter((f) => f.endsWith('.ppm')).map(ppm);
+const engines = {};
+for (const [k, m] of [['new', NEW], ['old', OLD]]) {
+  const tr = await m.pipeline('translation', 'de-en-general');
+  const cap = await m.pipeline('image-to-text', 'flickr8k-mobilenet');
+  engines[k] = { tr, cap, grids: pictures.map((p) => cap.encode(p)) };
+}
+const workloads = [
+  [`translation, greedy, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.tr(s, { num_beams: 1 }); }],
+  [`translation, greedy, no maps, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.tr(s, { num_beams: 1, output_attentions: false }); }],
+  ['caption decoder, greedy with α, 20 × each sanity grid', (e) => async () => {
+    for (let r = 0; r < 20; r++) for (const g of e.grids) e.cap.captionGrid(g, { num_beams: 1, output_attentions: true });
+  }],
+];
+const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+console.log('| workload | earlier, CPU s | this build, CPU s | speed-up |\n|---|---|---|---|');
+for (const [name, make] of workloads) {
+  const t = { new: [], old: [] };
+  await make(engines.new)();
+  await make(engines.old)();
+  for (let r = 0; r < Number(args.rounds); r++) {
+    for (const k of r % 2 ? ['old', 'new'] : ['new', 'old']) {
+      const c0 = process.cpuUsage();
+      await make(engines[k])();
+      const c = process.cpuUsage(c0);
+      t[k].push((c.user + c.system) / 1e6);
+    }
+  }
+  console.log(`| ${name} | ${median(t.old).toFixed(3)} | ${median(t.new).toFixed(3)} | **${(median(t.old) / median(t.new)).toFixed(2)}×** |`);
+}
