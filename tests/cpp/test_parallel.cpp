@@ -267,6 +267,27 @@ TEST_CASE("parallel: a greedy list longer than one batch (16 texts) equals one c
   for (std::size_t i = 0; i < 19; ++i) texts.push_back(words[i % words.size()]);  // two batches on one thread
   attnlens::api::TranslationParams params;
   params.num_beams = 1;
+  // A list of texts with nothing to translate: empty results, no decoder run.
+  const auto blank = translator->translate_many({"", "   ", "\n"}, params);
+  REQUIRE(blank.size() == 3);
+  for (const auto& r : blank) {
+    CHECK(r.text.empty());
+    CHECK(r.target_ids.empty());
+    CHECK(r.attentions.empty());
+  }
+  // Maps off, but a text with numbers still needs its maps for the number copy (the batch records them for it).
+  {
+    attnlens::api::TranslationParams quiet = params;
+    quiet.output_attentions = false;
+    const std::vector<std::string> mixed = {"Tom kauft 3 Äpfel für 2,50 Euro.", "Hallo!", "Es ist 10 Uhr."};
+    const auto batch = translator->translate_many(mixed, quiet);
+    for (std::size_t i = 0; i < mixed.size(); ++i) {
+      const auto one = translator->translate(mixed[i], quiet);
+      CHECK(batch[i].text == one.text);
+      CHECK(batch[i].number_copies.size() == one.number_copies.size());
+      CHECK(batch[i].attentions.empty());
+    }
+  }
   const auto many = translator->translate_many(texts, params);
   REQUIRE(many.size() == texts.size());
   for (std::size_t i = 0; i < texts.size(); ++i) {
