@@ -35,6 +35,16 @@ inline bool before(const Candidate& a, const Candidate& b) {
   return a.value > b.value || (a.value == b.value && a.flat < b.flat);
 }
 
+// The greedy choice from one row of logits: the arg max (ties → the lowest id, as torch.argmax); the row is left
+// holding its log-softmax, so row[choice] is the choice's log-probability.
+std::size_t greedy_choice(float* row, std::size_t vocab) {
+  std::size_t best = 0;
+  for (std::size_t w = 1; w < vocab; ++w)
+    if (row[w] > row[best]) best = w;  // strict: ties keep the lowest id
+  kernels::log_softmax(row, vocab);
+  return best;
+}
+
 double coverage_penalty(const float* coverage, std::size_t n, double beta) {
   if (beta == 0.0) return 0.0;
   float sum = 0;
@@ -53,10 +63,7 @@ SearchResult greedy_search(StepModel& model, const SearchParams& params) {
   int prev = params.bos_id;
   for (int t = 0; t < params.max_new_tokens; ++t) {
     model.step(&prev, logits.data(), nullptr);
-    std::size_t best = 0;
-    for (std::size_t w = 1; w < vocab; ++w)
-      if (logits[w] > logits[best]) best = w;  // strict: ties keep the lowest id, as torch.argmax
-    kernels::log_softmax(logits.data(), vocab);
+    const std::size_t best = greedy_choice(logits.data(), vocab);
     result.score += logits[best];
     prev = static_cast<int>(best);
     result.tokens.push_back(prev);
@@ -112,10 +119,7 @@ std::vector<SearchResult> greedy_search_many(StepModel& model, const std::vector
     for (std::size_t r = 0; r < live.size(); ++r) {
       SearchResult& h = out[static_cast<std::size_t>(live[r])];
       float* row = logits.data() + r * vocab;
-      std::size_t best = 0;
-      for (std::size_t w = 1; w < vocab; ++w)
-        if (row[w] > row[best]) best = w;  // strict: ties keep the lowest id, as torch.argmax
-      kernels::log_softmax(row, vocab);
+      const std::size_t best = greedy_choice(row, vocab);
       h.score += row[best];
       h.tokens.push_back(static_cast<int>(best));
       h.rows.push_back(static_cast<int>(r));

@@ -255,7 +255,8 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   // One row per encoded source (a list of sentences decoded together: every linear layer takes all their rows at
   // once, each row reading its own source in the cross-attention).
   Decoder(const TransformerSeq2Seq& m, std::vector<std::shared_ptr<const Encoded>> encs)
-      : m_(m), encs_(std::move(encs)), enc_(encs_.at(0)), cap_(m.max_positions_) {
+      : m_(m), encs_(std::move(encs)), cap_(m.max_positions_) {
+    require(!encs_.empty(), "transformer-seq2seq: a decoder needs at least one source");
     self_k_.resize(m_.dec_.size());
     self_v_.resize(m_.dec_.size());
     resize_rows(encs_.size());
@@ -272,7 +273,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
 
   std::size_t vocab_size() const override { return m_.vocab_; }
   // The coverage signal's width: one source (a decoder over several sources gives none, see step()).
-  std::size_t source_length() const override { return enc_->length; }
+  std::size_t source_length() const override { return encs_.front()->length; }
   std::size_t rows() const override { return rows_; }
   std::size_t position() const { return pos_; }
 
@@ -306,7 +307,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   // Appends the recorded vectors per layer and head: decoder_self.query/key [T, d_head], cross.query [T, d_head],
   // cross.key [S, d_head].
   void take_vectors(AttentionTrace& out) const {
-    const std::size_t d = m_.d_, dh = m_.d_head_, T = pos_, S = enc_->length;
+    const std::size_t d = m_.d_, dh = m_.d_head_, T = pos_, S = encs_.front()->length;
     for (std::size_t l = 0; l < m_.dec_.size(); ++l)
       for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
         record_head(out, "decoder_self.query", l, hd, vec_self_q_[l].data(), T, d, dh);
@@ -315,7 +316,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     for (std::size_t l = 0; l < m_.dec_.size(); ++l)
       for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
         record_head(out, "cross.query", l, hd, vec_cross_q_[l].data(), T, d, dh);
-        record_head(out, "cross.key", l, hd, enc_->cross_k[l].data(), S, d, dh);
+        record_head(out, "cross.key", l, hd, encs_.front()->cross_k[l].data(), S, d, dh);
       }
   }
 
@@ -352,7 +353,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     const std::size_t T = pos_ + 1;
     if (attention != nullptr && encs_.size() > 1)
       throw Error("transformer-seq2seq: no coverage signal from a decoder over several sources");
-    const std::size_t S0 = enc_->length;  // the coverage signal's width
+    const std::size_t S0 = encs_.front()->length;  // the coverage signal's width
     x_.resize(N * d);
     h_.resize(N * d);
     q_.resize(N * d);
@@ -468,7 +469,6 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
 
   const TransformerSeq2Seq& m_;
   std::vector<std::shared_ptr<const Encoded>> encs_;  // the sources; row r reads encs_[row_enc_[r]]
-  std::shared_ptr<const Encoded> enc_;                // encs_[0]
   std::vector<int> row_enc_, row_enc_spare_;
   std::size_t max_source_ = 0;
   std::size_t cap_;  // positions per row in the cache

@@ -64,8 +64,7 @@ void AttentionTrace::record(const AttentionMap& map) {
   if (n != map.data.size())
     throw Error("AttentionTrace: map '" + map.name + "' has " + std::to_string(map.data.size()) +
                 " values but its dims hold " + std::to_string(n));
-  float* out = append_entry(map.name, map.layer, map.head, map.step, map.dims.data(), map.dims.size());
-  if (n != 0) std::memcpy(out, map.data.data(), n * sizeof(float));
+  record(map.name, map.layer, map.head, map.step, map.dims, map.data.data());
 }
 
 void AttentionTrace::record(const std::string& name, int layer, int head, int step,
