@@ -134,6 +134,7 @@ async function timeWorkloads(model, workloads) {
     for (const w of workloads) {
       const order = r % 2 === 0 ? ['attnlens', 'ort'] : ['ort', 'attnlens'];
       for (const who of order) {
+        if (w.prepare) await w.prepare[who](); // untimed: e.g. a fresh model for a first-pass workload
         const t = await timeOver(w[who], w.inputs);
         w.samples[who].push(w.inputs.length / t.wall);
         w.samples[`${who}_cpu`].push(w.inputs.length / t.cpu);
@@ -310,9 +311,33 @@ async function benchSentiment(name) {
     max_probability_diff: maxProb, maps_within_tol: mapsOk, max_map_diff: maxDiff };
   console.error(`${name}: parity ${JSON.stringify(parity)}`);
   const input = `SST-2 dev, first ${lines.length}`;
-  const rows = await timeWorkloads(name, [false, true].map((maps) => ({
+  const workloads = [false, true].map((maps) => ({
     workload: maps ? 'classify, its map' : 'classify, no map', input, unit: 'sent/s', inputs: lines,
-    attnlens: (s) => ours(s, { output_attentions: maps }), ort: peer(maps), parity })));
+    attnlens: (s) => ours(s, { output_attentions: maps }), ort: peer(maps), parity }));
+  // The first pass of a freshly loaded model over the set: sst2-selfattn keeps each word's input projection once
+  // computed (src/nn/embedding_projection.h), so the rows above, after the parity pass, read kept rows; here both
+  // engines start from a new model / session every round (load untimed).
+  let fresh = null;
+  const freshSession = { ort: null };
+  workloads.push({
+    workload: 'classify, its map, first pass of a fresh model', input, unit: 'sent/s', inputs: lines, parity,
+    prepare: {
+      attnlens: async () => { fresh?.dispose(); fresh = await pipeline('sentiment-analysis', name, OURS); },
+      ort: async () => {
+        await freshSession.ort?.release();
+        freshSession.ort = await ort.InferenceSession.create(readFileSync(path.join(OUT, `${name}.maps.onnx`)), SESSION);
+      },
+    },
+    attnlens: (s) => fresh(s, { output_attentions: true }),
+    ort: async (text) => {
+      const words = tokenizeWords(text).slice(0, maxTokens);
+      const ids = BigInt64Array.from(words, (w) => BigInt(vocab.get(w) ?? 1));
+      return freshSession.ort.run({ ids: new ort.Tensor('int64', ids, [1, ids.length]) });
+    },
+  });
+  const rows = await timeWorkloads(name, workloads);
+  fresh?.dispose();
+  await freshSession.ort?.release();
   ours.dispose();
   return rows;
 }

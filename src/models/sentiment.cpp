@@ -2,6 +2,8 @@
 // models/training/sentiment/common.py (the PyTorch model) it implements.
 #include "models/sentiment.h"
 
+#include <algorithm>
+
 #include <string>
 #include <utility>
 
@@ -33,11 +35,12 @@ std::size_t config_labels(const io::Bundle& b) {
 
 }  // namespace
 
-std::unique_ptr<SentimentModel> SentimentModel::from_bundle(const io::Bundle& bundle) {
+std::unique_ptr<SentimentModel> SentimentModel::from_bundle(const io::Bundle& bundle,
+                                                           std::size_t projection_cache_bytes) {
   const std::string& arch = bundle.architecture();
   std::unique_ptr<SentimentModel> model;
   if (arch == "selfattn-classifier") {
-    model = std::make_unique<SelfAttnClassifier>(bundle);
+    model = std::make_unique<SelfAttnClassifier>(bundle, projection_cache_bytes);
   } else if (arch == "relation-classifier") {
     model = std::make_unique<RelationClassifier>(bundle);
   } else {
@@ -66,17 +69,21 @@ void SentimentModel::load_common(const io::Bundle& b, std::size_t head_in) {
   out_b_ = b.tensor("out.bias", {num_labels_});
 }
 
-std::vector<float> SentimentModel::embed(const std::vector<int>& ids) const {
+void SentimentModel::check_ids(const std::vector<int>& ids) const {
   require(!ids.empty(), "sentiment: empty input (no tokens to classify)");
-  std::vector<float> x(ids.size() * emb_dim_);
   for (std::size_t t = 0; t < ids.size(); ++t) {
     const int id = ids[t];
     require(id >= 0 && static_cast<std::size_t>(id) < vocab_size_,
             "sentiment: token id " + std::to_string(id) + " at position " + std::to_string(t) +
                 " is outside the vocabulary (0.." + std::to_string(vocab_size_ - 1) + ")");
-    const float* row = embedding_.data() + static_cast<std::size_t>(id) * emb_dim_;
-    for (std::size_t k = 0; k < emb_dim_; ++k) x[t * emb_dim_ + k] = row[k];
   }
+}
+
+std::vector<float> SentimentModel::embed(const std::vector<int>& ids) const {
+  check_ids(ids);
+  std::vector<float> x(ids.size() * emb_dim_);
+  for (std::size_t t = 0; t < ids.size(); ++t)
+    std::copy_n(embedding_.data() + static_cast<std::size_t>(ids[t]) * emb_dim_, emb_dim_, x.data() + t * emb_dim_);
   return x;
 }
 
@@ -93,7 +100,7 @@ void SentimentModel::classify_head(const float* v, SentimentForward& out) const 
 
 // ---------------------------------------------------------------------------------------------- selfattn
 
-SelfAttnClassifier::SelfAttnClassifier(const io::Bundle& b) {
+SelfAttnClassifier::SelfAttnClassifier(const io::Bundle& b, std::size_t projection_cache_bytes) {
   lstm_hidden_ = config_dim(b, "lstm_hidden");
   att_hidden_ = config_dim(b, "att_hidden");
   hops_ = config_dim(b, "hops");
@@ -114,16 +121,25 @@ SelfAttnClassifier::SelfAttnClassifier(const io::Bundle& b) {
     dirs[d].bias_hh = b.tensor("lstm.bias_hh_l0" + suffix, {4 * u});
   }
   lstm_ = nn::Lstm(emb_dim_, u, std::move(dirs), b.weight_precision());
+  std::vector<nn::EmbeddingProjection::Block> blocks;
+  for (std::size_t d = 0; d < 2; ++d) blocks.push_back({4 * u, lstm_.cell(d).weight_ih, lstm_.cell(d).bias});
+  projection_ = std::make_unique<nn::EmbeddingProjection>(embedding_.data(), vocab_size_, emb_dim_,
+                                                          std::move(blocks), projection_cache_bytes);
   ws1_ = b.tensor("ws1.weight", {att_hidden_, d_h});
   ws2_ = b.tensor("ws2.weight", {hops_, att_hidden_});
 }
 
 SentimentForward SelfAttnClassifier::forward(const std::vector<int>& ids) const {
   const std::size_t t = ids.size(), d_h = 2 * lstm_hidden_;
-  const std::vector<float> x = embed(ids);  // x = self.embedding(ids)            (T, E)
+  check_ids(ids);
+  // x = self.embedding(ids); the LSTM's input projections W_ih x + b of both directions, per word
+  // (kept across sentences: nn/embedding_projection.h)                           (T, 2·4u)
+  std::vector<const float*> proj;
+  std::vector<float> scratch;
+  projection_->rows(ids.data(), t, proj, scratch);
   SentimentForward out;
   out.hidden.resize(t * d_h);  // h, _ = self.lstm(packed)                        (T, 2u)
-  lstm_.forward(x.data(), t, out.hidden.data());
+  lstm_.forward_projected(proj.data(), t, out.hidden.data());
   // scores = self.ws2(torch.tanh(self.ws1(h))).transpose(1, 2); att = softmax(scores, dim=2); m = bmm(att, h)
   attention::StructuredSelfAttentionWeights w;
   w.d_h = d_h;

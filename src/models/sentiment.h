@@ -33,6 +33,7 @@
 
 #include "io/bundle.h"
 #include "kernels/kernels.h"
+#include "nn/embedding_projection.h"
 #include "nn/lstm.h"
 #include "trace/trace.h"
 
@@ -51,7 +52,11 @@ class SentimentModel {
   virtual ~SentimentModel() = default;
   // Builds the model a bundle's "architecture" names, taking every tensor with the shape its config implies
   // and failing (Error naming the tensor) on anything missing, misshapen or unused.
-  static std::unique_ptr<SentimentModel> from_bundle(const io::Bundle& bundle);
+  // projection_cache_bytes bounds the words' input projections the selfattn model keeps
+  // (nn/embedding_projection.h; 0 = none, every sentence multiplies its words again — the same bits either way).
+  static constexpr std::size_t kProjectionCacheBytes = std::size_t{16} << 20;
+  static std::unique_ptr<SentimentModel> from_bundle(const io::Bundle& bundle,
+                                                     std::size_t projection_cache_bytes = kProjectionCacheBytes);
 
   // ids: 1 ≤ T tokens, each in [0, vocab_size). Throws Error for an empty sequence or an id out of range.
   virtual SentimentForward forward(const std::vector<int>& ids) const = 0;
@@ -63,6 +68,8 @@ class SentimentModel {
   std::size_t num_labels() const { return num_labels_; }
 
  protected:
+  // Throws Error for an empty sequence or an id outside [0, vocab_size).
+  void check_ids(const std::vector<int>& ids) const;
   // Embedding rows for ids → x [T × E]; validates the ids.
   std::vector<float> embed(const std::vector<int>& ids) const;
   // logits = W_out relu(W_fc v + b_fc) + b_out, and their softmax.
@@ -77,7 +84,7 @@ class SentimentModel {
 
 class SelfAttnClassifier : public SentimentModel {
  public:
-  explicit SelfAttnClassifier(const io::Bundle& bundle);
+  SelfAttnClassifier(const io::Bundle& bundle, std::size_t projection_cache_bytes);
   SentimentForward forward(const std::vector<int>& ids) const override;
   const char* architecture() const override { return "selfattn-classifier"; }
   const char* attention_name() const override { return "self-attention"; }
@@ -86,6 +93,8 @@ class SelfAttnClassifier : public SentimentModel {
  private:
   std::size_t lstm_hidden_ = 0, att_hidden_ = 0, hops_ = 0;
   nn::Lstm lstm_;
+  // [W_ih_fwd E[id] + b_fwd ; W_ih_bwd E[id] + b_bwd] per word, kept once computed (reads embedding_, lstm_).
+  std::unique_ptr<nn::EmbeddingProjection> projection_;
   std::vector<float> ws1_;  // [d_a × 2u]
   std::vector<float> ws2_;  // [r × d_a]
 };

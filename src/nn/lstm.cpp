@@ -135,35 +135,53 @@ LstmCellWeights Lstm::cell(std::size_t direction) const {
   return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data(), &d.p_ih, &d.p_hh};
 }
 
+template <class Rows>
+void Lstm::run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, const float* c0,
+                         float* h_n, float* c_n) const {
+  const std::size_t hs = hidden_size_, g4 = 4 * hs, out_ld = output_size();
+  std::vector<float> gates(g4), h(hs), c(hs);
+  const Dir& dir = dirs_[d];
+  for (std::size_t k = 0; k < hs; ++k) {
+    h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
+    c[k] = c0 != nullptr ? c0[d * hs + k] : 0.0f;
+  }
+  const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data(), &dir.p_ih, &dir.p_hh};
+  for (std::size_t step = 0; step < t; ++step) {
+    const std::size_t pos = d == 0 ? step : t - 1 - step;
+    lstm_cell_step_projected(w, rows(pos), h.data(), c.data(), gates.data());
+    float* row = out + pos * out_ld + d * hs;
+    for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
+  }
+  if (h_n != nullptr)
+    for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
+  if (c_n != nullptr)
+    for (std::size_t k = 0; k < hs; ++k) c_n[d * hs + k] = c[k];
+}
+
 void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, const float* c0, float* h_n,
                    float* c_n) const {
   require(!dirs_.empty(), "lstm: forward on an empty (default-constructed) layer");
   require(t == 0 || (x != nullptr && out != nullptr), "lstm: forward: x and out must not be null");
-  const std::size_t hs = hidden_size_, g4 = 4 * hs, out_ld = output_size();
+  const std::size_t g4 = 4 * hidden_size_;
   // The directions are independent: with threads (kernels/parallel.h) each runs on its own, same bits.
   kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
-    std::vector<float> proj(t * g4), gates(g4), h(hs), c(hs);
-    const Dir& dir = dirs_[d];
     // Input projection of every step at once: proj [T × 4H] = X W_ihᵀ + (b_ih + b_hh).
+    std::vector<float> proj(t * g4);
     if (t > 0) {
-      kernels::gemm_nt_bias_act(t, g4, input_size_, x, input_size_, dir.w_ih.data(), input_size_, proj.data(), g4,
-                                dir.bias.data(), kernels::Activation::none);
+      kernels::gemm_nt_bias_act(t, g4, input_size_, x, input_size_, dirs_[d].w_ih.data(), input_size_, proj.data(),
+                                g4, dirs_[d].bias.data(), kernels::Activation::none);
     }
-    for (std::size_t k = 0; k < hs; ++k) {
-      h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
-      c[k] = c0 != nullptr ? c0[d * hs + k] : 0.0f;
-    }
-    const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data(), &dir.p_ih, &dir.p_hh};
-    for (std::size_t step = 0; step < t; ++step) {
-      const std::size_t pos = d == 0 ? step : t - 1 - step;
-      lstm_cell_step_projected(w, proj.data() + pos * g4, h.data(), c.data(), gates.data());
-      float* row = out + pos * out_ld + d * hs;
-      for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
-    }
-    if (h_n != nullptr)
-      for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
-    if (c_n != nullptr)
-      for (std::size_t k = 0; k < hs; ++k) c_n[d * hs + k] = c[k];
+    run_direction(d, t, [&](std::size_t pos) { return proj.data() + pos * g4; }, out, h0, c0, h_n, c_n);
+  });
+}
+
+void Lstm::forward_projected(const float* const* proj, std::size_t t, float* out) const {
+  require(!dirs_.empty(), "lstm: forward on an empty (default-constructed) layer");
+  require(t == 0 || (proj != nullptr && out != nullptr), "lstm: forward: proj and out must not be null");
+  const std::size_t g4 = 4 * hidden_size_;
+  kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
+    run_direction(d, t, [&](std::size_t pos) { return proj[pos] + d * g4; }, out, nullptr, nullptr, nullptr,
+                  nullptr);
   });
 }
 

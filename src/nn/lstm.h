@@ -76,12 +76,20 @@ class Lstm {
   void forward(const float* x, std::size_t t, float* out, const float* h0 = nullptr, const float* c0 = nullptr,
                float* h_n = nullptr, float* c_n = nullptr) const;
   std::vector<float> forward(const std::vector<float>& x, std::size_t t) const;
+  // The same when the input projections are already known (an EmbeddingProjection): proj[t'] points to step t''s
+  // row [W_ih_fwd x + b_fwd ; W_ih_bwd x + b_bwd] (D·4H floats, each direction's bias = b_ih + b_hh included).
+  // Same bits as forward() on the x these rows were projected from.
+  void forward_projected(const float* const* proj, std::size_t t, float* out) const;
 
  private:
   struct Dir {
     std::vector<float> w_ih, w_hh, bias;  // bias = b_ih + b_hh (zeros when neither is given)
     kernels::PackedMatrix p_ih, p_hh;     // the same, packed: what every step reads
   };
+  // Direction d's recurrence over T steps whose input projections are rows(pos) (4H floats).
+  template <class Rows>
+  void run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, const float* c0,
+                     float* h_n, float* c_n) const;
   std::size_t input_size_ = 0, hidden_size_ = 0;
   std::vector<Dir> dirs_;
 };

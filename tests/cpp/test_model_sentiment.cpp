@@ -23,7 +23,9 @@
 #include "golden.h"
 #include "io/bundle.h"
 #include "io/safetensors.h"
+#include "kernels/parallel.h"
 #include "models/sentiment.h"
+#include "nn/embedding_projection.h"
 #include "nn/lstm.h"
 
 using attnlens::Error;
@@ -491,6 +493,86 @@ TEST_SUITE("sentiment") {
     CHECK_THROWS_AS(SentimentClassifier::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/no-such-model"), Error);
     // And the intact bytes do load.
     CHECK_NOTHROW(SentimentClassifier::from_memory(config_text, weights, {{"vocab.txt", vocab_text}}));
+  }
+
+  TEST_CASE("sst2-selfattn: kept input projections give the same bits as multiplying every sentence") {
+    // The words' input projections are kept across sentences (nn/embedding_projection.h). Without the cache, with
+    // it filling up, with a cache too small for the words (the rest computed per call), and on 2 threads sharing
+    // one cache, every sentence's hidden states, attention and logits must be the same bits.
+    using attnlens::models::SentimentModel;
+    const auto bundle = attnlens::io::Bundle::load(model_dir("sst2-selfattn"));
+    const auto none = SentimentModel::from_bundle(bundle, 0);
+    const auto full = SentimentModel::from_bundle(bundle);
+    const auto small = SentimentModel::from_bundle(bundle, 128 * 1200 * sizeof(float));  // one chunk: 128 words
+    const auto shared = SentimentModel::from_bundle(bundle);
+    std::mt19937 rng(7);
+    std::vector<std::vector<int>> sentences;
+    for (int i = 0; i < 120; ++i) {
+      std::vector<int> ids(1 + rng() % 40);
+      // Mostly frequent words (repeats within and across sentences), some from the whole vocabulary.
+      for (int& id : ids)
+        id = static_cast<int>(rng() % 4 == 0 ? rng() % none->vocab_size() : 2 + rng() % 300);
+      sentences.push_back(ids);
+    }
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+      return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    std::vector<attnlens::models::SentimentForward> expected;
+    for (const auto& ids : sentences) expected.push_back(none->forward(ids));
+    for (int pass = 0; pass < 2; ++pass) {  // pass 0 fills the caches, pass 1 reads them
+      for (std::size_t i = 0; i < sentences.size(); ++i) {
+        for (const SentimentModel* m : {full.get(), small.get()}) {
+          const auto got = m->forward(sentences[i]);
+          CHECK_MESSAGE(same(got.hidden, expected[i].hidden), "sentence " << i << ", pass " << pass);
+          CHECK(same(got.attention.data, expected[i].attention.data));
+          CHECK(same(got.logits, expected[i].logits));
+        }
+      }
+    }
+    attnlens::kernels::set_threads(2);
+    std::vector<attnlens::models::SentimentForward> got(sentences.size());
+    attnlens::kernels::parallel_each(sentences.size(), [&](std::size_t i) { got[i] = shared->forward(sentences[i]); });
+    attnlens::kernels::set_threads(1);
+    for (std::size_t i = 0; i < sentences.size(); ++i) {
+      CHECK_MESSAGE(same(got[i].hidden, expected[i].hidden), "threads, sentence " << i);
+      CHECK(same(got[i].logits, expected[i].logits));
+    }
+  }
+
+  TEST_CASE("nn::EmbeddingProjection keeps rows up to its bound and checks its input") {
+    // E [5 × 3], one block W [2 × 3] with a bias: row(id) = W E[id] + b.
+    const std::vector<float> e = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 2, -1, 0.5f};
+    const std::vector<float> w = {1, 2, 3, -1, 0, 1}, b = {0.5f, -0.5f};
+    auto expect_row = [&](int id, const float* row) {
+      for (int j = 0; j < 2; ++j) {
+        float want = b[j];
+        for (int k = 0; k < 3; ++k) want += w[j * 3 + k] * e[id * 3 + k];
+        CHECK(row[j] == doctest::Approx(want));
+      }
+    };
+    // Room for one chunk of 128 rows (more than the 5 words): everything is kept.
+    attnlens::nn::EmbeddingProjection kept(e.data(), 5, 3, {{2, w.data(), b.data()}}, 128 * 2 * sizeof(float));
+    CHECK(kept.capacity() == 128);
+    std::vector<const float*> rows;
+    std::vector<float> scratch;
+    const std::vector<int> ids = {4, 0, 4, 2};
+    kept.rows(ids.data(), ids.size(), rows, scratch);
+    CHECK(kept.stored() == 3);  // distinct words
+    CHECK(rows[0] == rows[2]);  // one row per word
+    for (std::size_t i = 0; i < ids.size(); ++i) expect_row(ids[i], rows[i]);
+    // No room: every row computed into the scratch, nothing kept.
+    attnlens::nn::EmbeddingProjection none(e.data(), 5, 3, {{2, w.data(), b.data()}}, 0);
+    none.rows(ids.data(), ids.size(), rows, scratch);
+    CHECK(none.stored() == 0);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      CHECK(rows[i] >= scratch.data());
+      CHECK(rows[i] < scratch.data() + scratch.size());
+      expect_row(ids[i], rows[i]);
+    }
+    const std::vector<int> bad = {1, 5};
+    CHECK_THROWS_WITH_AS(kept.rows(bad.data(), bad.size(), rows, scratch), doctest::Contains("outside the vocabulary"),
+                         Error);
+    CHECK_THROWS_AS(attnlens::nn::EmbeddingProjection(e.data(), 5, 3, {}, 1024), Error);
   }
 
   TEST_CASE("models layer rejects out-of-range ids and empty sequences") {
