@@ -60,7 +60,7 @@ struct Captioner::Impl {
             "model bundle " + cap.name() + " is a '" + cap.architecture() + "' bundle, not an image captioner");
     require(enc.architecture() == "mobilenet-v2", "encoder bundle " + enc.name() + " is a '" + enc.architecture() +
                                                       "' bundle; the captioner needs a mobilenet-v2 encoder");
-    encoder = models::MobileNetV2::from_bundle(enc);
+    encoder = models::MobileNetV2::from_bundle(enc, "", cap.weight_precision());  // the captioner's precision
     enc.check_all_tensors_used();
     decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
     cap.check_all_tensors_used();
@@ -328,7 +328,7 @@ struct ImageClassifier::Impl {
   void init(const io::Bundle& b) {
     require(b.architecture() == "mobilenet-v2",
             "model bundle " + b.name() + " is a '" + b.architecture() + "' bundle, not a mobilenet-v2 image classifier");
-    encoder = models::MobileNetV2::from_bundle(b);
+    encoder = models::MobileNetV2::from_bundle(b, "", b.weight_precision());
     b.check_all_tensors_used();
     require(encoder.has_classifier(), "model bundle " + b.name() + " has no classifier (classifier.1.*)");
     const io::ConfigObject cfg = b.config_object();

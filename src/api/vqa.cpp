@@ -54,7 +54,7 @@ struct VisualQA::Impl {
                                            "' bundle, not a visual question answering model");
     require(enc.architecture() == "mobilenet-v2", "encoder bundle " + enc.name() + " is a '" + enc.architecture() +
                                                       "' bundle; the VQA model needs a mobilenet-v2 encoder");
-    encoder = models::MobileNetV2::from_bundle(enc);
+    encoder = models::MobileNetV2::from_bundle(enc, "", b.weight_precision());  // the VQA model's precision
     enc.check_all_tensors_used();
     channels = models::cell_channels(b);
     model = models::VqaModel::from_bundle(b);

@@ -136,8 +136,85 @@ void panel_dot2(const std::int8_t* q, std::size_t pairs, const std::int16_t* ca,
 #endif
 }
 
+// The same for four input rows (many rows: a 1×1 convolution's pixels): each weight load serves four rows.
+void panel_dot4(const std::int8_t* q, std::size_t pairs, const std::int16_t* const c[4], std::int32_t* const acc[4]) {
+#if defined(__wasm_simd128__)
+  v128_t a0 = wasm_i32x4_splat(0), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const v128_t w = wasm_v128_load(q + i * 2 * kPanel);
+    const v128_t lo = wasm_i16x8_extend_low_i8x16(w), hi = wasm_i16x8_extend_high_i8x16(w);
+    const v128_t xa = wasm_v128_load32_splat(c[0] + 2 * i), xb = wasm_v128_load32_splat(c[1] + 2 * i);
+    const v128_t xc = wasm_v128_load32_splat(c[2] + 2 * i), xd = wasm_v128_load32_splat(c[3] + 2 * i);
+    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(lo, xa));
+    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(hi, xa));
+    b0 = wasm_i32x4_add(b0, wasm_i32x4_dot_i16x8(lo, xb));
+    b1 = wasm_i32x4_add(b1, wasm_i32x4_dot_i16x8(hi, xb));
+    c0 = wasm_i32x4_add(c0, wasm_i32x4_dot_i16x8(lo, xc));
+    c1 = wasm_i32x4_add(c1, wasm_i32x4_dot_i16x8(hi, xc));
+    d0 = wasm_i32x4_add(d0, wasm_i32x4_dot_i16x8(lo, xd));
+    d1 = wasm_i32x4_add(d1, wasm_i32x4_dot_i16x8(hi, xd));
+  }
+  wasm_v128_store(acc[0], a0);
+  wasm_v128_store(acc[0] + 4, a1);
+  wasm_v128_store(acc[1], b0);
+  wasm_v128_store(acc[1] + 4, b1);
+  wasm_v128_store(acc[2], c0);
+  wasm_v128_store(acc[2] + 4, c1);
+  wasm_v128_store(acc[3], d0);
+  wasm_v128_store(acc[3] + 4, d1);
+#elif defined(__SSE2__)
+  __m128i a0 = _mm_setzero_si128(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i * 2 * kPanel));
+    const __m128i lo = _mm_srai_epi16(_mm_unpacklo_epi8(w, w), 8), hi = _mm_srai_epi16(_mm_unpackhi_epi8(w, w), 8);
+    const __m128i xa = _mm_set1_epi32(pair_of(c[0] + 2 * i)), xb = _mm_set1_epi32(pair_of(c[1] + 2 * i));
+    const __m128i xc = _mm_set1_epi32(pair_of(c[2] + 2 * i)), xd = _mm_set1_epi32(pair_of(c[3] + 2 * i));
+    a0 = _mm_add_epi32(a0, _mm_madd_epi16(lo, xa));
+    a1 = _mm_add_epi32(a1, _mm_madd_epi16(hi, xa));
+    b0 = _mm_add_epi32(b0, _mm_madd_epi16(lo, xb));
+    b1 = _mm_add_epi32(b1, _mm_madd_epi16(hi, xb));
+    c0 = _mm_add_epi32(c0, _mm_madd_epi16(lo, xc));
+    c1 = _mm_add_epi32(c1, _mm_madd_epi16(hi, xc));
+    d0 = _mm_add_epi32(d0, _mm_madd_epi16(lo, xd));
+    d1 = _mm_add_epi32(d1, _mm_madd_epi16(hi, xd));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[0]), a0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[0] + 4), a1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[1]), b0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[1] + 4), b1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[2]), c0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[2] + 4), c1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[3]), d0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(acc[3] + 4), d1);
+#else
+  for (std::size_t r = 0; r < 4; ++r) panel_dot(q, pairs, c[r], acc[r]);
+#endif
+}
+
 void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t j0, const float* bias, float* y,
            Activation act) {
+#if defined(__wasm_simd128__) || defined(__SSE2__)
+  if (j0 + kPanel <= w.rows) {  // a whole panel: the scalar loop's operations, four lanes at a time
+    for (std::size_t h = 0; h < kPanel; h += 4) {
+#if defined(__wasm_simd128__)
+      const v128_t s = wasm_f32x4_mul(wasm_f32x4_splat(sx), wasm_v128_load(w.qscale.data() + j0 + h));
+      v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_v128_load(acc + h)), s);
+      if (bias != nullptr) v = wasm_f32x4_add(v, wasm_v128_load(bias + j0 + h));
+      if (act != Activation::none) v = wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));          // v < 0 ? 0 : v
+      if (act == Activation::relu6) v = wasm_f32x4_pmin(v, wasm_f32x4_splat(6.0f));         // 6 < v ? 6 : v
+      wasm_v128_store(y + j0 + h, v);
+#else
+      const __m128 s = _mm_mul_ps(_mm_set1_ps(sx), _mm_loadu_ps(w.qscale.data() + j0 + h));
+      __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(acc + h))), s);
+      if (bias != nullptr) v = _mm_add_ps(v, _mm_loadu_ps(bias + j0 + h));
+      if (act != Activation::none) v = _mm_max_ps(_mm_setzero_ps(), v);  // 0 > v ? 0 : v (keeps −0 and NaN)
+      if (act == Activation::relu6) v = _mm_min_ps(_mm_set1_ps(6.0f), v);  // 6 < v ? 6 : v
+      _mm_storeu_ps(y + j0 + h, v);
+#endif
+    }
+    return;
+  }
+#endif
   for (std::size_t o = 0; o < kPanel && j0 + o < w.rows; ++o) {
     const std::size_t j = j0 + o;
     const float v = static_cast<float>(acc[o]) * (sx * w.qscale[j]);
@@ -147,6 +224,38 @@ void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t
 
 }  // namespace
 
+float quantize_row_int8(const float* row, std::size_t k, std::int8_t* codes) {
+  const float s = row_scale(row, k);
+  for (std::size_t p = 0; p < k; ++p) codes[p] = s == 0.0f ? std::int8_t{0} : code_of(row[p], s);
+  return s;
+}
+
+PackedMatrix pack_int8_codes(std::size_t n, std::size_t k, const std::int8_t* codes, std::size_t ldq,
+                             const float* scales) {
+  require(k <= kMaxInt8Cols, "pack_int8_codes: int8 weights take at most 65536 inputs");
+  require(ldq >= k, "pack_int8_codes: ldq is smaller than k");
+  require(n == 0 || k == 0 || (codes != nullptr && scales != nullptr), "pack_int8_codes: null codes or scales");
+  PackedMatrix w;
+  w.rows = n;
+  w.cols = k;
+  w.precision = Precision::int8;
+  const std::size_t k2 = even(k);
+  w.qdata.assign((n + kPanel - 1) / kPanel * kPanel * k2, std::int8_t{0});
+  w.qscale.assign(n, 0.0f);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!(std::isfinite(scales[j]) && scales[j] >= 0.0f))
+      throw Error("pack_int8_codes: row " + std::to_string(j) + " has a negative or non-finite scale");
+    w.qscale[j] = scales[j];
+    std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
+    for (std::size_t p = 0; p < k; ++p) {
+      const std::int8_t q = codes[j * ldq + p];
+      if (q < -127) throw Error("pack_int8_codes: code −128 at row " + std::to_string(j) + " (codes are in [−127, 127])");
+      dst[(p / 2) * 2 * kPanel + p % 2] = q;
+    }
+  }
+  return w;
+}
+
 void round_through_int8(float* w, std::size_t rows, std::size_t cols) {
   for (std::size_t r = 0; r < rows; ++r) {
     float* row = w + r * cols;
@@ -155,7 +264,7 @@ void round_through_int8(float* w, std::size_t rows, std::size_t cols) {
   }
 }
 
-float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes) {
+float quantize_input_int16_ref(const float* x, std::size_t k, std::int16_t* codes) {
   const std::size_t k2 = even(k);
   float amax = 0.0f;
   bool finite = true;
@@ -173,6 +282,78 @@ float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes) {
     codes[p] = static_cast<std::int16_t>(std::max(-static_cast<float>(a), std::min(static_cast<float>(a), c)));
   }
   return amax / static_cast<float>(a);
+}
+
+// The same codes four at a time (for a 1×1 convolution, every pixel's input is quantised): the same float
+// operations in the same order, so the same bits as the reference above (test_kernels checks it). Clamping before
+// rounding equals rounding before clamping, A being an integer; the conversions round half to even (SSE2 in the
+// default rounding mode, WASM's f32x4.nearest).
+float quantize_input_int16(const float* x, std::size_t k, std::int16_t* codes) {
+#if defined(__wasm_simd128__) || defined(__SSE2__)
+  const std::size_t k2 = even(k), k4 = k - k % 4;
+  float amax = 0.0f, probe = 0.0f;  // probe = Σ x·0: NaN iff some x is NaN or ±Inf
+#if defined(__wasm_simd128__)
+  v128_t vmax = wasm_f32x4_splat(0.0f), vprobe = vmax;
+  for (std::size_t p = 0; p < k4; p += 4) {
+    const v128_t v = wasm_v128_load(x + p);
+    vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(v));
+    vprobe = wasm_f32x4_add(vprobe, wasm_f32x4_mul(v, wasm_f32x4_splat(0.0f)));
+  }
+  alignas(16) float lanes[4], probes[4];
+  wasm_v128_store(lanes, vmax);
+  wasm_v128_store(probes, vprobe);
+#else
+  __m128 vmax = _mm_setzero_ps(), vprobe = vmax;
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  for (std::size_t p = 0; p < k4; p += 4) {
+    const __m128 v = _mm_loadu_ps(x + p);
+    vmax = _mm_max_ps(vmax, _mm_and_ps(v, abs_mask));
+    vprobe = _mm_add_ps(vprobe, _mm_mul_ps(v, _mm_setzero_ps()));
+  }
+  alignas(16) float lanes[4], probes[4];
+  _mm_store_ps(lanes, vmax);
+  _mm_store_ps(probes, vprobe);
+#endif
+  for (int l = 0; l < 4; ++l) {
+    amax = std::max(amax, lanes[l]);
+    probe += probes[l];
+  }
+  for (std::size_t p = k4; p < k; ++p) {
+    amax = std::max(amax, std::fabs(x[p]));
+    probe += x[p] * 0.0f;
+  }
+  std::fill(codes, codes + k2, std::int16_t{0});
+  if (!(probe == 0.0f)) return std::nanf("");  // a NaN or ±Inf input: NaN outputs, as float32 would give
+  if (amax == 0.0f) return 0.0f;
+  const std::int32_t a = input_range(k2);
+  const float fa = static_cast<float>(a), inv = fa / amax;
+  const std::size_t k8 = k - k % 8;
+#if defined(__wasm_simd128__)
+  const v128_t vinv = wasm_f32x4_splat(inv), hi = wasm_f32x4_splat(fa), lo = wasm_f32x4_splat(-fa);
+  for (std::size_t p = 0; p < k8; p += 8) {
+    const v128_t t0 = wasm_f32x4_pmax(lo, wasm_f32x4_pmin(hi, wasm_f32x4_mul(wasm_v128_load(x + p), vinv)));
+    const v128_t t1 = wasm_f32x4_pmax(lo, wasm_f32x4_pmin(hi, wasm_f32x4_mul(wasm_v128_load(x + p + 4), vinv)));
+    const v128_t c0 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(t0));
+    const v128_t c1 = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(t1));
+    wasm_v128_store(codes + p, wasm_i16x8_narrow_i32x4(c0, c1));
+  }
+#else
+  const __m128 vinv = _mm_set1_ps(inv), hi = _mm_set1_ps(fa), lo = _mm_set1_ps(-fa);
+  for (std::size_t p = 0; p < k8; p += 8) {
+    const __m128 t0 = _mm_max_ps(lo, _mm_min_ps(hi, _mm_mul_ps(_mm_loadu_ps(x + p), vinv)));
+    const __m128 t1 = _mm_max_ps(lo, _mm_min_ps(hi, _mm_mul_ps(_mm_loadu_ps(x + p + 4), vinv)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + p),
+                     _mm_packs_epi32(_mm_cvtps_epi32(t0), _mm_cvtps_epi32(t1)));
+  }
+#endif
+  for (std::size_t p = k8; p < k; ++p) {
+    const float c = std::nearbyint(x[p] * inv);
+    codes[p] = static_cast<std::int16_t>(std::max(-fa, std::min(fa, c)));
+  }
+  return amax / fa;
+#else
+  return quantize_input_int16_ref(x, k, codes);
+#endif
 }
 
 namespace detail {
@@ -210,13 +391,30 @@ void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMat
   const std::size_t k2 = even(w.cols), pairs = k2 / 2;
   if (w.qdata.size() != (w.rows + kPanel - 1) / kPanel * kPanel * k2 || w.qscale.size() != w.rows)
     throw Error("linear_packed: the int8 matrix does not hold rows × cols");
-  thread_local std::vector<std::int16_t> ca, cb;  // grows to the largest k a thread sees, then stays
+  thread_local std::vector<std::int16_t> ca, cb, cc, cd;  // grow to the largest k a thread sees, then stay
   if (ca.size() < k2) {
     ca.resize(k2);
     cb.resize(k2);
   }
-  alignas(16) std::int32_t acca[kPanel], accb[kPanel];
+  alignas(16) std::int32_t acca[kPanel], accb[kPanel], accc[kPanel], accd[kPanel];
   std::size_t i = 0;
+  if (m >= 4) {  // many rows (a 1×1 convolution's pixels): four at a time, each weight load serving all four
+    if (cc.size() < k2) {
+      cc.resize(k2);
+      cd.resize(k2);
+    }
+    std::int16_t* const codes[4] = {ca.data(), cb.data(), cc.data(), cd.data()};
+    std::int32_t* const accs[4] = {acca, accb, accc, accd};
+    for (; i + 4 <= m; i += 4) {
+      float sx[4];
+      for (std::size_t r = 0; r < 4; ++r)
+        sx[r] = quantize_input_int16(x + (i + r) * ldx, w.cols, codes[r]);
+      for (std::size_t j0 = j_begin; j0 < j_end; j0 += kPanel) {
+        panel_dot4(w.qdata.data() + j0 * k2, pairs, codes, accs);
+        for (std::size_t r = 0; r < 4; ++r) store(accs[r], sx[r], w, j0, bias, y + (i + r) * ldy, act);
+      }
+    }
+  }
   for (; i + 2 <= m; i += 2) {
     const float sa = quantize_input_int16(x + i * ldx, w.cols, ca.data());
     const float sb = quantize_input_int16(x + (i + 1) * ldx, w.cols, cb.data());

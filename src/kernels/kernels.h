@@ -157,6 +157,13 @@ void packed_row(const PackedMatrix& w, std::size_t j, float* out);
 // take the int8 path above (no heap allocation once a thread has seen its largest k).
 void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
                    float* y, std::size_t ldy, Activation act = Activation::none);
+// One row's int8 codes and scale by the rule above (s = max|row| / 127, q = round-half-even(row / s)); returns s.
+float quantize_row_int8(const float* row, std::size_t k, std::int8_t* codes);
+// An int8 matrix from codes the caller already has (weights published as integer codes times a scale): row j is
+// codes[j·ldq + p]·scales[j], stored exactly as pack_rows(..., Precision::int8) stores its own codes. Codes must be
+// in [−127, 127] and scales finite and ≥ 0 (Error otherwise).
+PackedMatrix pack_int8_codes(std::size_t n, std::size_t k, const std::int8_t* codes, std::size_t ldq,
+                             const float* scales);
 // w [rows × cols] ← q·s_j row by row, in place: the weights as an int8 bundle stores them (scripts/quantize.mjs).
 void round_through_int8(float* w, std::size_t rows, std::size_t cols);
 // The int8 path's input quantisation, exposed for tests: codes[k2] (zero-padded) and s_x as described above.

@@ -90,7 +90,7 @@ void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, f
 void linear_int8_ref(const PackedMatrix& w, const float* x, const float* bias, float* y, Activation act) {
   const std::size_t k2 = w.cols + (w.cols & 1u);
   std::vector<std::int16_t> c(k2);
-  const float sx = quantize_input_int16(x, w.cols, c.data());
+  const float sx = quantize_input_int16_ref(x, w.cols, c.data());
   for (std::size_t j = 0; j < w.rows; ++j) {
     const std::int8_t* q = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
     long long acc = 0;

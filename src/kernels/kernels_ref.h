@@ -24,7 +24,10 @@ void gemm_nt_bias_act_ref(std::size_t m, std::size_t n, std::size_t k, const flo
 // y = act(B·x + bias) with B packed (kernels.h): the plain loop over the packed layout.
 void gemv_packed_ref(const PackedMatrix& w, const float* x, const float* bias, float* y,
                      Activation act = Activation::none);
-// The int8 product (kernels.h, Precision::int8) as plain loops: input codes by quantize_input_int16, int64 sums
+// The int8 product's input codes (kernels.h quantize_input_int16) as a plain loop; the SIMD one must give the same
+// (defined in int8.cpp beside it, which also uses it where there is no SIMD).
+float quantize_input_int16_ref(const float* x, std::size_t k, std::int16_t* codes);
+// The int8 product (kernels.h, Precision::int8) as plain loops: input codes by quantize_input_int16_ref, int64 sums
 // over the packed layout, the same float epilogue.
 void linear_int8_ref(const PackedMatrix& w, const float* x, const float* bias, float* y,
                      Activation act = Activation::none);

@@ -20,11 +20,18 @@ constexpr Stage kStages[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 
 
 MobileNetV2::Conv MobileNetV2::load_conv(const io::Bundle& b, const std::string& conv, const std::string& bn,
                                          std::size_t in_c, std::size_t out_c, std::size_t k, std::size_t stride,
-                                         bool depthwise, bool same_pad, kernels::Activation act) const {
+                                         bool depthwise, bool same_pad, kernels::Activation act,
+                                         kernels::Precision precision) const {
   const std::string wname = prefix_ + conv + ".weight";
   std::vector<float> w = b.tensor(wname, {out_c, depthwise ? 1 : in_c, k, k});
+  // The shipped encoder publishes its weights as integer codes K times one scale per tensor (the quantised TFLite
+  // model it comes from): kept to give an int8 1×1 conv those exact codes where they fit (below).
+  std::vector<float> codes;
+  float code_scale = 0.0f;
   if (b.has_tensor(wname + "_scale")) {
     const float s = b.tensor(wname + "_scale", {1})[0];
+    code_scale = s;
+    codes = w;
     for (float& v : w) v = v * s;
   }
   // Fold BN: W' = W·γ/sqrt(var + eps), b' = β − mean·γ/sqrt(var + eps), per output channel.
@@ -36,13 +43,43 @@ MobileNetV2::Conv MobileNetV2::load_conv(const io::Bundle& b, const std::string&
   c.kind = depthwise ? Kind::depthwise : Kind::full;
   c.bias.resize(out_c);
   const std::size_t per_out = w.size() / out_c;
+  std::vector<float> bn_scale(out_c);
   for (std::size_t o = 0; o < out_c; ++o) {
     const float scale = gamma[o] / std::sqrt(var[o] + bn_eps_);
+    bn_scale[o] = scale;
     for (std::size_t i = 0; i < per_out; ++i) w[o * per_out + i] *= scale;
     c.bias[o] = beta[o] - mean[o] * scale;
   }
-  c.weights.resize(w.size());
-  if (depthwise) {
+  if (precision == kernels::Precision::int8 && !depthwise && k == 1 && stride == 1) {
+    // OIHW with k = 1 is the [out_c × in_c] Linear layout of int8 weights. A row whose published codes are
+    // integers within ±127 keeps them, with scale code_scale·bn_scale (its weights exactly, no second rounding);
+    // any other row gets codes by the usual per-row rule on its BN-folded weights.
+    std::vector<std::int8_t> q(out_c * in_c);
+    std::vector<float> scales(out_c);
+    for (std::size_t o = 0; o < out_c; ++o) {
+      const float* kr = codes.empty() ? nullptr : codes.data() + o * in_c;
+      const bool exact = kr != nullptr && std::all_of(kr, kr + in_c, [](float v) {
+        return v == std::nearbyint(v) && std::fabs(v) <= 127.0f;
+      });
+      const float s = code_scale * bn_scale[o];
+      if (exact && std::isfinite(s)) {
+        const float sign = s < 0.0f ? -1.0f : 1.0f;  // a negative BN scale flips the codes instead
+        for (std::size_t i = 0; i < in_c; ++i) q[o * in_c + i] = static_cast<std::int8_t>(sign * kr[i]);
+        scales[o] = std::fabs(s);
+      } else {
+        const float* row = w.data() + o * in_c;
+        require(std::all_of(row, row + in_c, [](float v) { return std::isfinite(v); }),
+                "weights.safetensors in " + b.name() + ": '" + wname + "' (BatchNorm folded) holds a non-finite value");
+        scales[o] = kernels::quantize_row_int8(row, in_c, q.data() + o * in_c);
+      }
+    }
+    c.int8 = kernels::pack_int8_codes(out_c, in_c, q.data(), in_c, scales.data());
+  } else {
+    c.weights.resize(w.size());
+  }
+  if (!c.int8.empty()) {
+    // the float weights are not kept
+  } else if (depthwise) {
     kernels::depthwise_weights_from_c1hw(w.data(), out_c, k, k, c.weights.data());
   } else {
     kernels::conv_weights_from_oihw(w.data(), out_c, in_c, k, k, c.weights.data());
@@ -61,7 +98,8 @@ MobileNetV2::Conv MobileNetV2::load_conv(const io::Bundle& b, const std::string&
   return c;
 }
 
-MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string& prefix) {
+MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string& prefix,
+                                     kernels::Precision precision) {
   using kernels::Activation;
   MobileNetV2 m;
   m.prefix_ = prefix;
@@ -78,7 +116,7 @@ MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string
   {
     Block b0;
     b0.convs.push_back(m.load_conv(bundle, "features.0.0", "features.0.1", 3, 32, 3, 2, false, true,
-                                   Activation::relu6));
+                                   Activation::relu6, precision));
     m.blocks_.push_back(std::move(b0));
   }
   std::size_t in_c = 32;
@@ -91,14 +129,16 @@ MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string
       Block blk;
       if (st.t == 1) {
         blk.convs.push_back(m.load_conv(bundle, f + "0.0", f + "0.1", hidden, hidden, 3, stride, true, stride == 2,
-                                        Activation::relu6));
-        blk.convs.push_back(m.load_conv(bundle, f + "1", f + "2", hidden, st.c, 1, 1, false, false, Activation::none));
+                                        Activation::relu6, precision));
+        blk.convs.push_back(m.load_conv(bundle, f + "1", f + "2", hidden, st.c, 1, 1, false, false, Activation::none,
+                                        precision));
       } else {
         blk.convs.push_back(m.load_conv(bundle, f + "0.0", f + "0.1", in_c, hidden, 1, 1, false, false,
-                                        Activation::relu6));
+                                        Activation::relu6, precision));
         blk.convs.push_back(m.load_conv(bundle, f + "1.0", f + "1.1", hidden, hidden, 3, stride, true, stride == 2,
-                                        Activation::relu6));
-        blk.convs.push_back(m.load_conv(bundle, f + "2", f + "3", hidden, st.c, 1, 1, false, false, Activation::none));
+                                        Activation::relu6, precision));
+        blk.convs.push_back(m.load_conv(bundle, f + "2", f + "3", hidden, st.c, 1, 1, false, false, Activation::none,
+                                        precision));
       }
       blk.residual = stride == 1 && in_c == st.c;
       m.blocks_.push_back(std::move(blk));
@@ -108,7 +148,7 @@ MobileNetV2 MobileNetV2::from_bundle(const io::Bundle& bundle, const std::string
   {
     Block last;
     last.convs.push_back(m.load_conv(bundle, "features.18.0", "features.18.1", in_c, kFeatDim, 1, 1, false, false,
-                                     Activation::relu6));
+                                     Activation::relu6, precision));
     m.blocks_.push_back(std::move(last));
   }
   const std::string cw = prefix + "classifier.1.weight";
@@ -156,6 +196,8 @@ std::vector<float> MobileNetV2::features(const float* input_hwc, std::size_t siz
       out = &buf[i % 2];
       if (conv.kind == Kind::depthwise) {
         kernels::depthwise_conv2d(p, src, conv.weights.data(), conv.bias.data(), *out);
+      } else if (!conv.int8.empty()) {  // a 1×1 conv is a Linear over the pixels: [h·w × in_c] → [h·w × out_c]
+        kernels::linear_packed(bh * bw, src, p.in_c, conv.int8, conv.bias.data(), *out, p.out_c, p.activation);
       } else {
         kernels::conv2d(p, src, conv.weights.data(), conv.bias.data(), *out);
       }

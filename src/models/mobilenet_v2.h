@@ -30,7 +30,12 @@ class MobileNetV2 {
  public:
   MobileNetV2() = default;
   // Takes every encoder tensor under `prefix`; the classifier when the bundle has "classifier.1.weight".
-  static MobileNetV2 from_bundle(const io::Bundle& bundle, const std::string& prefix = "");
+  // precision int8: the 1×1 convolutions (the pointwise expand and project layers, ~93 % of the multiply-adds)
+  // keep their BN-folded weights as int8 codes with one scale per output channel and run through the int8 product
+  // (kernels.h, Precision::int8: each pixel's input quantised to int16 codes, exact integer sums); the 3×3 and
+  // depthwise convolutions stay float32. A captioner passes its own bundle's weight_precision.
+  static MobileNetV2 from_bundle(const io::Bundle& bundle, const std::string& prefix = "",
+                                 kernels::Precision precision = kernels::Precision::f32);
 
   static constexpr std::size_t kInputSize = 224;
   static constexpr std::size_t kFeatDim = 1280;
@@ -55,6 +60,7 @@ class MobileNetV2 {
     kernels::Conv2dParams params;  // in_h/in_w filled per call
     std::vector<float> weights;    // HWIO (full) or HWC (depthwise), BN folded
     std::vector<float> bias;       // [out_c], BN folded
+    kernels::PackedMatrix int8;    // precision int8, 1×1 convs: the weights [out_c × in_c] as int8 codes
   };
   struct Block {
     std::vector<Conv> convs;
@@ -79,7 +85,7 @@ class MobileNetV2 {
   }
   Conv load_conv(const io::Bundle& b, const std::string& conv, const std::string& bn, std::size_t in_c,
                  std::size_t out_c, std::size_t k, std::size_t stride, bool depthwise, bool same_pad,
-                 kernels::Activation act) const;
+                 kernels::Activation act, kernels::Precision precision) const;
 
   std::vector<Block> blocks_;
   std::vector<float> classifier_w_;  // [classes × 1280]

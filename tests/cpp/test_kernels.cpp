@@ -859,10 +859,10 @@ TEST_CASE("kernels: CHW and HWC conversions round-trip") {
 // The operands of a packed-weights case: B [n × k] (stride k + 3), three input rows x (stride k + 1), their outputs y
 // (stride n + 2, NaN-filled so that writes past a row show), a bias, and a reference row; uniform random values.
 struct PackedCase {
-  std::size_t ldb, rows = 3, ldx, ldy;
+  std::size_t ldb, rows, ldx, ldy;
   Buffer b, x, bias, y, y_ref;
-  PackedCase(std::size_t n, std::size_t kk)
-      : ldb(kk + 3), ldx(kk + 1), ldy(n + 2), b(n * ldb + 1), x(rows * ldx + 1), bias(n + 1),
+  PackedCase(std::size_t n, std::size_t kk, std::size_t rows_ = 3)
+      : ldb(kk + 3), rows(rows_), ldx(kk + 1), ldy(n + 2), b(n * ldb + 1), x(rows * ldx + 1), bias(n + 1),
         y(rows * ldy + 1, kNaN), y_ref(n + 1, kNaN) {
     fill_uniform(b.data(), n * ldb, -2.0f, 2.0f);
     fill_uniform(x.data(), rows * ldx, -2.0f, 2.0f);
@@ -933,7 +933,7 @@ TEST_CASE("kernels: packed weights (pack_rows, packed_row, linear_packed) match 
 
 TEST_CASE("kernels: int8 weights (Precision::int8) equal their scalar reference and stay within the rounding bound") {
   auto check = [](std::size_t n, std::size_t kk, bool with_bias, k::Activation act) {
-    PackedCase pc(n, kk);
+    PackedCase pc(n, kk, 7);  // rows four at a time, then a pair, then one
     const std::size_t ldb = pc.ldb, rows = pc.rows, ldx = pc.ldx, ldy = pc.ldy;
     Buffer &b = pc.b, &x = pc.x, &bias = pc.bias, &y = pc.y, &y_ref = pc.y_ref;
     if (n > 2) std::fill(b.data() + 2 * ldb, b.data() + 2 * ldb + kk, 0.0f);  // an all-zero row: scale 0
@@ -987,6 +987,29 @@ TEST_CASE("kernels: int8 weights (Precision::int8) equal their scalar reference 
         check(n, kk, (n + kk) % 3 != 0, static_cast<k::Activation>((n + kk) % 3));
     check(10131, 256, false, k::Activation::none);
   });
+  // The input codes of the SIMD quantiser equal the plain loop's, bit for bit: edge sizes, values exactly half-way
+  // between two codes, zeros, a NaN or an Inf anywhere.
+  for (std::size_t kk : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 255, 256, 257}) {
+    std::vector<float> xs(kk);
+    fill_uniform(xs.data(), kk, -3.0f, 3.0f);
+    const std::size_t k2 = kk + kk % 2;
+    for (int variant = 0; variant < 5; ++variant) {
+      std::vector<float> v = xs;
+      if (variant == 1) {  // half-way values: with amax = A·0.5 every x = (n + 0.5)·0.5 lands on n + 0.5
+        for (std::size_t p = 0; p < kk; ++p) v[p] = (static_cast<float>(p % 9) - 4.0f + 0.5f) * 0.5f;
+        const float a = static_cast<float>(std::min<long long>(32767, 2147483647LL / (127LL * static_cast<long long>(k2))));
+        v[0] = a * 0.5f;
+      }
+      if (variant == 2) std::fill(v.begin(), v.end(), 0.0f);
+      if (variant == 3) v[kk / 2] = kNaN;
+      if (variant == 4) v[kk - 1] = -std::numeric_limits<float>::infinity();
+      std::vector<std::int16_t> got(k2 + 1, 7), want(k2 + 1, 7);
+      const float s_got = k::quantize_input_int16(v.data(), kk, got.data());
+      const float s_want = k::quantize_input_int16_ref(v.data(), kk, want.data());
+      CHECK_MESSAGE((s_got == s_want || (std::isnan(s_got) && std::isnan(s_want))), "k=" << kk << " variant " << variant);
+      CHECK_MESSAGE(got == want, "k=" << kk << " variant " << variant);
+    }
+  }
   // The largest sums: every weight and input at the top of its range, k = 2048, same sign: no int32 overflow.
   {
     const std::size_t n = 9, kk = 2048;

@@ -160,6 +160,44 @@ TEST_CASE("captioning: MobileNetV2 classifies the four ImageNet sanity images li
   }
 }
 
+TEST_CASE("captioning: int8 1×1 convolutions stay within their stated deviation and keep the labels") {
+  // weight_precision int8: the pointwise convolutions run on int8 codes (the published codes where they fit ±127,
+  // models/mobilenet_v2.h). Against the float32 encoder on the four sanity images: the same top-1 label (also
+  // the TFLite reference's), the grid within 1.0 of float32 (ReLU6 values in [0, 6]) and on average within 0.02.
+  const std::string config_text = read_file(kEncoderDir + "/config.json");
+  nlohmann::json config = nlohmann::json::parse(config_text);
+  config["weight_precision"] = "int8";
+  const std::string weights = read_file(kEncoderDir + "/weights.safetensors");
+  const io::Bundle bundle = io::Bundle::from_memory(
+      config.dump(), std::vector<std::uint8_t>(weights.begin(), weights.end()), {}, "mobilenet-v2-imagenet");
+  const models::MobileNetV2 int8 = models::MobileNetV2::from_bundle(bundle, "", bundle.weight_precision());
+  const nlohmann::json& sanity = golden_json().at("sanity");
+  double grid_max = 0, grid_sum = 0;
+  std::size_t count = 0;
+  for (auto it = sanity.begin(); it != sanity.end(); ++it) {
+    CAPTURE(it.key());
+    const image::DecodedImage img =
+        image::decode_pnm(read_file(kGoldenDir + "/" + it.value().at("ppm").get<std::string>()), it.key());
+    const std::vector<float> x = image::preprocess(img.pixels.data(), img.pixels.size(), img.width, img.height, 3);
+    const std::vector<float> f32 = encoder().features(x.data(), 224), q = int8.features(x.data(), 224);
+    REQUIRE(q.size() == f32.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const double d = std::fabs(static_cast<double>(q[i]) - f32[i]);
+      grid_max = std::max(grid_max, d);
+      grid_sum += d;
+    }
+    count += q.size();
+    const std::vector<float> logits = int8.classify(q.data(), 49);
+    const auto top1 = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    CHECK(top1 == it.value().at("tflite_reference_top1").get<int>());
+  }
+  const double grid_mean = grid_sum / static_cast<double>(count);
+  MESSAGE("MobileNetV2 int8 1x1 convs against float32, 4 sanity images: grid max |d| " << grid_max << ", mean |d| "
+                                                                                      << grid_mean);
+  CHECK(grid_max <= 1.0);
+  CHECK(grid_mean <= 0.02);
+}
+
 TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageClassifier)") {
   const auto clf = api::ImageClassifier::load(kEncoderDir);
   CHECK(clf->num_classes() == 1000);
