@@ -12,7 +12,7 @@
 //   node bench/peers/run.mjs [--rounds 5] [--n 100] [--n-beam 30] [--beams 1,4] [--n-sst2 872]
 //       [--models de-en-general,sst2-selfattn,sst2-relation,mobilenet-v2-imagenet,flickr8k-mobilenet,de-en-rnn-general,
 //                 de-en-rnn-additive]
-//       [--export] [--json FILE] [--md FILE] [--precision f32|int8]
+//       [--export] [--json FILE] [--md FILE] [--precision f32|int8] [--peer-precision f32|int8]
 // --n: translation sentences per set (greedy), --n-beam: the first of those for beam 4 (Transformer only),
 // --profile: translation only, one pass per workload with a CPU-time split instead of the timing rounds;
 // --n-sst2: SST-2 dev sentences, --n-images: Flickr8k test images (at most the 20 exported); --export re-exports the ONNX files. Env PYTHON: the exporter's Python
@@ -23,6 +23,7 @@ import { gunzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readGraph, usePeerInt8 } from './quantize-onnx.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
@@ -51,7 +52,12 @@ const MAP_TOL = 1e-4;
 // stays float32; parity then counts how many outputs still agree (int8 changes the numbers), and rows say "int8".
 const PRECISION = arg('--precision', 'f32');
 const OURS = { precision: PRECISION };
-const label = (model) => (PRECISION === 'f32' ? model : `${model} (attnlens ${PRECISION})`);
+// --peer-precision int8: ORT runs its dynamic int8 rewrite of each graph (quantize-onnx.mjs: MatMul / Gemm / Conv
+// weights int8 per output channel, activations uint8 per call; LSTM and Gather stay float32).
+const PEER_PRECISION = arg('--peer-precision', 'f32');
+usePeerInt8(PEER_PRECISION === 'int8');
+const label = (model) => (PRECISION === 'f32' && PEER_PRECISION === 'f32' ? model
+  : `${model} (attnlens ${PRECISION}, ORT ${PEER_PRECISION})`);
 
 function hint(msg) {
   console.error(`bench:peers: ${msg}`);
@@ -278,7 +284,7 @@ async function benchSentiment(name) {
   const maxTokens = ours.maxTokens;
   const sessions = {};
   for (const maps of [false, true]) {
-    sessions[maps] = await ort.InferenceSession.create(readFileSync(path.join(OUT, `${name}.${maps ? 'maps' : 'nomaps'}.onnx`)), SESSION);
+    sessions[maps] = await ort.InferenceSession.create(readGraph(OUT, `${name}.${maps ? 'maps' : 'nomaps'}.onnx`), SESSION);
   }
   const peer = (maps) => async (text) => {
     const words = tokenizeWords(text).slice(0, maxTokens);
@@ -325,7 +331,7 @@ async function benchSentiment(name) {
       attnlens: async () => { fresh?.dispose(); fresh = await pipeline('sentiment-analysis', name, OURS); },
       ort: async () => {
         await freshSession.ort?.release();
-        freshSession.ort = await ort.InferenceSession.create(readFileSync(path.join(OUT, `${name}.maps.onnx`)), SESSION);
+        freshSession.ort = await ort.InferenceSession.create(readGraph(OUT, `${name}.maps.onnx`), SESSION);
       },
     },
     attnlens: (s) => fresh(s, { output_attentions: true }),
@@ -350,7 +356,7 @@ async function benchCaptioningEncoder(name) {
   ensureExport('export_captioning.py', 'flickr8k-mobilenet', ['mobilenet-v2-imagenet.encoder.onnx', 'flickr8k_test_224.rgba'],
     ['flickr8k-mobilenet', 'mobilenet-v2-imagenet']);
   const ours = await pipeline('image-to-text', 'flickr8k-mobilenet', OURS);
-  const sess = await ort.InferenceSession.create(readFileSync(path.join(OUT, 'mobilenet-v2-imagenet.encoder.onnx')), SESSION);
+  const sess = await ort.InferenceSession.create(readGraph(OUT, 'mobilenet-v2-imagenet.encoder.onnx'), SESSION);
   const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
   const size = 224 * 224 * 4;
   const images = [];
@@ -397,7 +403,7 @@ async function benchCaptioner(name) {
   const maxLen = cfg.decoder.max_len;
   const V = cfg.decoder.vocab_size;
   const ours = await pipeline('image-to-text', name, OURS);
-  const open = async (f) => ort.InferenceSession.create(readFileSync(path.join(OUT, f)), SESSION);
+  const open = async (f) => ort.InferenceSession.create(readGraph(OUT, f), SESSION);
   const enc = await open('mobilenet-v2-imagenet.encoder.onnx');
   const init = await open(`${name}.decoder-init.onnx`);
   const step = { false: await open(`${name}.decoder.nomaps.onnx`), true: await open(`${name}.decoder.maps.onnx`) };

@@ -4,6 +4,7 @@
 // in the pipeline's order (encoder_self, decoder_self, cross; layer-major, head-minor).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readGraph } from './quantize-onnx.mjs';
 
 const BOS = 2;
 const EOS = 3;
@@ -26,8 +27,8 @@ async function timed(session, part, feeds) {
 export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
   const variant = maps ? 'maps' : 'nomaps';
-  const enc = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.encoder.${variant}.onnx`)), sessionOptions);
-  const dec = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.decoder.${variant}.onnx`)), sessionOptions);
+  const enc = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.encoder.${variant}.onnx`), sessionOptions);
+  const dec = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.decoder.${variant}.onnx`), sessionOptions);
   const L = meta.decoder_layers;
   const Le = meta.encoder_layers;
   const H = meta.heads;
@@ -114,8 +115,8 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
 export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions, { beam, alpha }) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
   const variant = maps ? 'maps' : 'nomaps';
-  const enc = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.encoder.${variant}.onnx`)), sessionOptions);
-  const dec = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.decoder.${variant}.logprobs.onnx`)), sessionOptions);
+  const enc = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.encoder.${variant}.onnx`), sessionOptions);
+  const dec = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.decoder.${variant}.logprobs.onnx`), sessionOptions);
   const L = meta.decoder_layers;
   const Le = meta.encoder_layers;
   const H = meta.heads;
@@ -257,8 +258,8 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
 // [T,S] (layer −1, head −1), as the pipeline returns it.
 export async function createOrtRnnTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
-  const enc = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.encoder.onnx`)), sessionOptions);
-  const dec = await ort.InferenceSession.create(readFileSync(path.join(outDir, `${meta.name}.decoder.${maps ? 'maps' : 'nomaps'}.onnx`)), sessionOptions);
+  const enc = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.encoder.onnx`), sessionOptions);
+  const dec = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.decoder.${maps ? 'maps' : 'nomaps'}.onnx`), sessionOptions);
   const V = meta.vocab_size;
   return async function translate(text) {
     const ids = tokenizer.encode(text).ids;
