@@ -5,6 +5,7 @@
 // of the medians. Also checks that every result is the same, maps included, bit for bit.
 //
 //   node bench/threads.mjs [--threads 2] [--rounds 5] [--n 40] [--n-beam 12] [--images 6] [--only encoder,list]
+//       [--precision f32|int8]   (the pipelines' `precision` option; default: each bundle's own)
 //
 // --only keeps the workloads whose name contains one of the given words.
 //
@@ -29,6 +30,7 @@ const N = Number(arg('--n', 40));
 const N_BEAM = Number(arg('--n-beam', 12));
 const IMAGES = Number(arg('--images', 6));
 const ONLY = arg('--only', '').split(',').filter(Boolean);
+const LOAD = opt.has('--precision') ? { precision: arg('--precision', 'f32') } : {};
 
 await init({ threads: THREADS });
 const started = info();
@@ -72,10 +74,10 @@ function fingerprint(value, out = []) {
   return out;
 }
 
-const translator = await pipeline('translation', 'de-en-general');
-const rnn = await pipeline('translation', 'de-en-rnn-general');
-const sentiment = await pipeline('sentiment-analysis', 'sst2-selfattn');
-const captioner = await pipeline('image-to-text', 'flickr8k-mobilenet');
+const translator = await pipeline('translation', 'de-en-general', LOAD);
+const rnn = await pipeline('translation', 'de-en-rnn-general', LOAD);
+const sentiment = await pipeline('sentiment-analysis', 'sst2-selfattn', LOAD);
+const captioner = await pipeline('image-to-text', 'flickr8k-mobilenet', LOAD);
 const images = Array.from({ length: IMAGES }, (_, i) => syntheticImage(i));
 const workloads = [
   { name: 'translation, list of {n} in one call, greedy, every map', items: N,
@@ -136,5 +138,5 @@ for (const r of rows) {
   console.log(`| ${r.workload} | ${r.one.toFixed(1)} | ${r.many.toFixed(1)} | **${r.ratio.toFixed(2)}×** | ${r.same ? 'yes' : '**no**'} |`);
 }
 console.log(`\nMedian of ${ROUNDS} rounds of wall-clock time, one process, thread counts alternating; threaded module ` +
-  `(wasm/dist-mt/); node ${process.version}; ${new Date().toISOString()}`);
+  `(wasm/dist-mt/)${LOAD.precision ? `, precision ${LOAD.precision}` : ''}; node ${process.version}; ${new Date().toISOString()}`);
 if (rows.some((r) => !r.same)) process.exit(1);

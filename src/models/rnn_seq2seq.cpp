@@ -11,6 +11,7 @@
 #include "attention/scores.h"
 #include "common.h"
 #include "kernels/kernels.h"
+#include "nn/embedding_projection.h"
 #include "nn/gru.h"
 #include "nn/lstm.h"
 
@@ -67,15 +68,29 @@ struct RnnCommon {
     kernels::packed_row(embed, static_cast<std::size_t>(id), out);
   }
 
-  // x (S, e) = E[src]
-  std::vector<float> embed_source(const std::vector<int>& src) const {
+  // The encoder's input projections of a source, [W_ih_fwd E[id] + b ; W_ih_bwd E[id] + b] per id (S rows), each
+  // word's computed once and kept (nn/embedding_projection.h): the encoder then runs forward_projected on them.
+  void project_source(const std::vector<int>& src, std::vector<const float*>& rows,
+                      std::vector<float>& scratch) const {
     require(!src.empty(), "rnn-seq2seq: the source is empty (it holds at least </s>)");
     require(src.size() <= max_source, "rnn-seq2seq: the source has " + std::to_string(src.size()) +
                                           " ids, more than max_source_positions " + std::to_string(max_source));
-    std::vector<float> x(src.size() * emb);
-    for (std::size_t i = 0; i < src.size(); ++i) row(src[i], x.data() + i * emb);
-    return x;
+    for (int id : src)
+      if (id < 0 || static_cast<std::size_t>(id) >= vocab)
+        throw Error("rnn-seq2seq: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                    std::to_string(vocab - 1) + ")");
+    projection->rows(src.data(), src.size(), rows, scratch);
   }
+  // Sets up project_source for an encoder whose directions read E[id] with weights_ih / biases (one per direction).
+  void keep_projections(const std::vector<const float*>& weights_ih, const std::vector<const float*>& biases,
+                        std::size_t gate_rows) {
+    std::vector<nn::EmbeddingProjection::Block> blocks;
+    for (std::size_t d = 0; d < weights_ih.size(); ++d) blocks.push_back({gate_rows, weights_ih[d], biases[d]});
+    projection = std::make_unique<nn::EmbeddingProjection>([this](int id, float* out) { row(id, out); }, vocab, emb,
+                                                           std::move(blocks), kProjectionCacheBytes);
+  }
+  static constexpr std::size_t kProjectionCacheBytes = std::size_t{16} << 20;
+  std::unique_ptr<nn::EmbeddingProjection> projection;
 
   // logits (N, V) = o (N, e) Eᵀ + b_out
   void output(const float* o, std::size_t n, float* logits) const {
@@ -143,6 +158,8 @@ class RnnAdditive : public Seq2SeqModel {
     dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0", 3, e, H));
     dirs.push_back(load_direction<nn::Gru>(b, "encoder.", "_l0_reverse", 3, e, H));
     encoder_ = nn::Gru(e, H, std::move(dirs), b.weight_precision());
+    c_.keep_projections({encoder_.cell(0).weight_ih, encoder_.cell(1).weight_ih},
+                        {encoder_.cell(0).bias_ih, encoder_.cell(1).bias_ih}, 3 * H);
     init_w_ = b.tensor("init_proj.weight", {Dh, H});
     init_b_ = b.tensor("init_proj.bias", {Dh});
     key_w_ = b.tensor("attn_key.weight", {A, 2 * H});
@@ -253,12 +270,14 @@ class RnnAdditive : public Seq2SeqModel {
  private:
   Encoded encode(const std::vector<int>& src) const {
     const std::size_t S = src.size(), H = c_.enc_hidden, Dh = dec_hidden_;
-    const std::vector<float> x = c_.embed_source(src);
+    std::vector<const float*> proj;  // (S, 2·3H): W_ih E[src] + b_ih, both directions
+    std::vector<float> scratch;
+    c_.project_source(src, proj, scratch);
     Encoded enc;
     enc.S = S;
     enc.memory.resize(S * 2 * H);
     std::vector<float> h_n(2 * H);
-    encoder_.forward(x.data(), S, enc.memory.data(), nullptr, h_n.data());
+    encoder_.forward_projected(proj.data(), S, enc.memory.data(), nullptr, h_n.data());
     enc.keys.resize(S * attn_);
     kernels::gemm_nt(S, attn_, 2 * H, enc.memory.data(), 2 * H, key_w_.data(), 2 * H, enc.keys.data(), attn_);
     // s_0 = tanh(W_init h<-_1 + b_init): the backward direction's final state (after the first token).
@@ -294,6 +313,8 @@ class RnnGeneral : public Seq2SeqModel {
     dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0", 4, e, H));
     dirs.push_back(load_direction<nn::Lstm>(b, "encoder.", "_l0_reverse", 4, e, H));
     encoder_ = nn::Lstm(e, H, std::move(dirs), b.weight_precision());
+    c_.keep_projections({encoder_.cell(0).weight_ih, encoder_.cell(1).weight_ih},
+                        {encoder_.cell(0).bias, encoder_.cell(1).bias}, 4 * H);
     for (std::size_t l = 0; l < layers; ++l) {
       const std::size_t in = l == 0 ? 2 * e : D_;
       std::vector<nn::Lstm::Direction> cell;
@@ -409,12 +430,14 @@ class RnnGeneral : public Seq2SeqModel {
  private:
   Encoded encode(const std::vector<int>& src) const {
     const std::size_t S = src.size(), H = c_.enc_hidden, D = D_;
-    const std::vector<float> x = c_.embed_source(src);
+    std::vector<const float*> proj;  // (S, 2·4H): W_ih E[src] + b_ih + b_hh, both directions
+    std::vector<float> scratch;
+    c_.project_source(src, proj, scratch);
     Encoded enc;
     enc.S = S;
     enc.memory.resize(S * D);
     std::vector<float> h_n(2 * H), c_n(2 * H);
-    encoder_.forward(x.data(), S, enc.memory.data(), nullptr, nullptr, h_n.data(), c_n.data());
+    encoder_.forward_projected(proj.data(), S, enc.memory.data(), nullptr, nullptr, h_n.data(), c_n.data());
     enc.keys.resize(S * D);
     kernels::gemm_nt(S, D, D, enc.memory.data(), D, attn_w_.data(), D, enc.keys.data(), D);
     enc.h0 = h_n;  // [h_fwd_last; h_bwd_first]: h_n is (2, H) = exactly that concatenation

@@ -10,8 +10,18 @@ namespace attnlens::nn {
 
 EmbeddingProjection::EmbeddingProjection(const float* embedding, std::size_t vocab, std::size_t in,
                                          std::vector<Block> blocks, std::size_t max_bytes)
-    : embedding_(embedding), vocab_(vocab), in_(in), blocks_(std::move(blocks)) {
-  require(embedding != nullptr && vocab > 0 && in > 0, "embedding projection: empty embedding table");
+    : EmbeddingProjection(
+          [embedding, in](int id, float* out) {
+            std::copy_n(embedding + static_cast<std::size_t>(id) * in, in, out);
+          },
+          vocab, in, std::move(blocks), max_bytes) {
+  require(embedding != nullptr, "embedding projection: empty embedding table");
+}
+
+EmbeddingProjection::EmbeddingProjection(EmbeddingRow embed, std::size_t vocab, std::size_t in,
+                                         std::vector<Block> blocks, std::size_t max_bytes)
+    : embed_(std::move(embed)), vocab_(vocab), in_(in), blocks_(std::move(blocks)) {
+  require(embed_ && vocab > 0 && in > 0, "embedding projection: empty embedding table");
   require(!blocks_.empty(), "embedding projection: no weight blocks");
   for (const Block& b : blocks_) {
     require(b.weight != nullptr && b.rows > 0, "embedding projection: a weight block is empty");
@@ -38,8 +48,7 @@ void EmbeddingProjection::compute(const int* ids, std::size_t m, float* dst) con
   constexpr std::size_t kMinRows = 3;
   const std::size_t rows = std::max(m, kMinRows);
   std::vector<float> x(rows * in_);
-  for (std::size_t r = 0; r < rows; ++r)
-    std::copy_n(embedding_ + static_cast<std::size_t>(ids[r < m ? r : 0]) * in_, in_, x.data() + r * in_);
+  for (std::size_t r = 0; r < rows; ++r) embed_(ids[r < m ? r : 0], x.data() + r * in_);
   std::vector<float> padded(rows > m ? rows * width_ : 0);
   float* out = rows > m ? padded.data() : dst;
   std::size_t offset = 0;

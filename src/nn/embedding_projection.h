@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -39,8 +40,13 @@ class EmbeddingProjection {
     const float* bias = nullptr;    // [n_b] or null
   };
 
-  // embedding [vocab × in] and every block's weight and bias must outlive this object (they are read, not
-  // copied). max_bytes = 0 keeps nothing (every row computed per call). Throws Error on empty sizes or nulls.
+  // embed(id, out) writes E[id] (in floats; e.g. a row of a packed table). It and every block's weight and bias
+  // must outlive this object (they are read, not copied). max_bytes = 0 keeps nothing (every row computed per
+  // call). Throws Error on empty sizes or nulls.
+  using EmbeddingRow = std::function<void(int id, float* out)>;
+  EmbeddingProjection(EmbeddingRow embed, std::size_t vocab, std::size_t in, std::vector<Block> blocks,
+                      std::size_t max_bytes);
+  // The same over a plain table embedding [vocab × in].
   EmbeddingProjection(const float* embedding, std::size_t vocab, std::size_t in, std::vector<Block> blocks,
                       std::size_t max_bytes);
 
@@ -59,7 +65,7 @@ class EmbeddingProjection {
   float* slot_row(std::int32_t slot) const;
 
   static constexpr std::size_t kChunkRows = 128;
-  const float* embedding_;
+  EmbeddingRow embed_;
   std::size_t vocab_, in_, width_ = 0, capacity_ = 0;
   std::vector<Block> blocks_;
   std::unique_ptr<std::atomic<std::int32_t>[]> slot_of_;  // [vocab], −1 = not stored

@@ -129,25 +129,43 @@ GruCellWeights Gru::cell(std::size_t direction) const {
 void Gru::forward(const float* x, std::size_t t, float* out, const float* h0, float* h_n) const {
   require(!dirs_.empty(), "gru: forward on an empty (default-constructed) layer");
   require(t == 0 || (x != nullptr && out != nullptr), "gru: forward: x and out must not be null");
-  const std::size_t hs = hidden_size_, g3 = 3 * hs, out_ld = output_size();
+  const std::size_t g3 = 3 * hidden_size_;
   // The directions are independent: with threads (kernels/parallel.h) each runs on its own, same bits.
   kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
-    std::vector<float> proj(t * g3), scratch(6 * hs), h(hs);
+    std::vector<float> proj(t * g3);
     const GruCellWeights w = cell(d);
     // proj [T × 3H] = X W_ihᵀ + b_ih for every step at once.
     if (t > 0)
       kernels::gemm_nt_bias_act(t, g3, input_size_, x, input_size_, w.weight_ih, input_size_, proj.data(), g3,
                                 w.bias_ih, kernels::Activation::none);
-    for (std::size_t k = 0; k < hs; ++k) h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
-    for (std::size_t step = 0; step < t; ++step) {
-      const std::size_t pos = d == 0 ? step : t - 1 - step;
-      update(w, proj.data() + pos * g3, h.data(), scratch.data());
-      float* row = out + pos * out_ld + d * hs;
-      for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
-    }
-    if (h_n != nullptr)
-      for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
+    run_direction(d, t, [&](std::size_t pos) { return proj.data() + pos * g3; }, out, h0, h_n);
   });
+}
+
+void Gru::forward_projected(const float* const* proj, std::size_t t, float* out, const float* h0,
+                            float* h_n) const {
+  require(!dirs_.empty(), "gru: forward on an empty (default-constructed) layer");
+  require(t == 0 || (proj != nullptr && out != nullptr), "gru: forward: proj and out must not be null");
+  const std::size_t g3 = 3 * hidden_size_;
+  kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
+    run_direction(d, t, [&](std::size_t pos) { return proj[pos] + d * g3; }, out, h0, h_n);
+  });
+}
+
+template <class Rows>
+void Gru::run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, float* h_n) const {
+  const std::size_t hs = hidden_size_, out_ld = output_size();
+  std::vector<float> scratch(6 * hs), h(hs);
+  const GruCellWeights w = cell(d);
+  for (std::size_t k = 0; k < hs; ++k) h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
+  for (std::size_t step = 0; step < t; ++step) {
+    const std::size_t pos = d == 0 ? step : t - 1 - step;
+    update(w, rows(pos), h.data(), scratch.data());
+    float* row = out + pos * out_ld + d * hs;
+    for (std::size_t k = 0; k < hs; ++k) row[k] = h[k];
+  }
+  if (h_n != nullptr)
+    for (std::size_t k = 0; k < hs; ++k) h_n[d * hs + k] = h[k];
 }
 
 }  // namespace attnlens::nn

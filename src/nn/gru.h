@@ -71,8 +71,15 @@ class Gru {
   // x [T × I] → out [T × D·H]. Zero initial state unless h0 [D × H] is given; h_n [D × H] (optional) receives
   // the final states (the backward direction's is the one after t = 0, as in PyTorch).
   void forward(const float* x, std::size_t t, float* out, const float* h0 = nullptr, float* h_n = nullptr) const;
+  // The same when the input projections are already known (an EmbeddingProjection): proj[t'] points to step t''s
+  // row [W_ih_fwd x + b_ih_fwd ; W_ih_bwd x + b_ih_bwd] (D·3H floats). Same bits as forward() on that x.
+  void forward_projected(const float* const* proj, std::size_t t, float* out, const float* h0 = nullptr,
+                         float* h_n = nullptr) const;
 
  private:
+  // Direction d's recurrence over T steps whose input projections are rows(pos) (3H floats).
+  template <class Rows>
+  void run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, float* h_n) const;
   std::size_t input_size_ = 0, hidden_size_ = 0;
   std::vector<Direction> dirs_;
   std::vector<kernels::PackedMatrix> packed_ih_, packed_hh_;  // per direction: what every step reads

@@ -175,13 +175,13 @@ void Lstm::forward(const float* x, std::size_t t, float* out, const float* h0, c
   });
 }
 
-void Lstm::forward_projected(const float* const* proj, std::size_t t, float* out) const {
+void Lstm::forward_projected(const float* const* proj, std::size_t t, float* out, const float* h0, const float* c0,
+                             float* h_n, float* c_n) const {
   require(!dirs_.empty(), "lstm: forward on an empty (default-constructed) layer");
   require(t == 0 || (proj != nullptr && out != nullptr), "lstm: forward: proj and out must not be null");
   const std::size_t g4 = 4 * hidden_size_;
   kernels::parallel_each(dirs_.size(), [&](std::size_t d) {
-    run_direction(d, t, [&](std::size_t pos) { return proj[pos] + d * g4; }, out, nullptr, nullptr, nullptr,
-                  nullptr);
+    run_direction(d, t, [&](std::size_t pos) { return proj[pos] + d * g4; }, out, h0, c0, h_n, c_n);
   });
 }
 

@@ -79,7 +79,8 @@ class Lstm {
   // The same when the input projections are already known (an EmbeddingProjection): proj[t'] points to step t''s
   // row [W_ih_fwd x + b_fwd ; W_ih_bwd x + b_bwd] (D·4H floats, each direction's bias = b_ih + b_hh included).
   // Same bits as forward() on the x these rows were projected from.
-  void forward_projected(const float* const* proj, std::size_t t, float* out) const;
+  void forward_projected(const float* const* proj, std::size_t t, float* out, const float* h0 = nullptr,
+                         const float* c0 = nullptr, float* h_n = nullptr, float* c_n = nullptr) const;
 
  private:
   struct Dir {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -776,4 +777,37 @@ TEST_CASE("transformer: sources decoded together (start_many + greedy_search_man
   std::vector<float> logits(srcs.size() * model.vocab_size());
   auto again = model.start_many(srcs, std::vector<AttentionTrace*>(srcs.size(), nullptr));
   CHECK_THROWS_AS(again->step(prev, logits.data(), coverage), attnlens::Error);  // no coverage over several sources
+}
+
+TEST_CASE("translation: RNN encoders read each word's kept input projection with the same bits, cold or warm") {
+  // The RNN encoders keep every word's input projection once computed (nn/embedding_projection.h). A source must
+  // give the same logits and maps whether its words were projected in its own product (a fresh model), or earlier
+  // by other sentences — including sources of one and two ids, which a plain product would send down the
+  // one-or-two-row dot-product path.
+  for (const std::string name : {"de-en-rnn-general", "de-en-rnn-additive"}) {
+    CAPTURE(name);
+    const std::string dir = source_path("models/" + name);
+    const auto golden_json = read_json(dir + "/golden.json");
+    std::vector<std::pair<std::vector<int>, std::vector<int>>> cases;
+    for (const auto& c : golden_json["cases"]) cases.emplace_back(ids_of(c["source_ids"]), ids_of(c["target_in_ids"]));
+    REQUIRE(cases.size() >= 2);
+    const std::vector<int> tgt = cases[0].second;
+    cases.push_back({{cases[0].first.back()}, tgt});  // one id (its last, </s>)
+    cases.push_back({{cases[1].first.front(), cases[1].first.back()}, tgt});  // two ids
+    auto run = [&](const attnlens::models::Seq2SeqModel& m, const std::pair<std::vector<int>, std::vector<int>>& c) {
+      AttentionTrace trace;
+      std::vector<float> out = m.forward(c.first, c.second, &trace);
+      for (const auto& map : trace) out.insert(out.end(), map.data.begin(), map.data.end());
+      return out;
+    };
+    const auto bundle = attnlens::io::Bundle::load(dir);
+    const auto warm = make_model(bundle);
+    for (const auto& c : cases) run(*warm, c);  // every word of every case kept
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto cold = make_model(bundle);  // nothing kept: the words are projected in this source's product
+      const std::vector<float> a = run(*cold, cases[i]), b = run(*warm, cases[i]);
+      REQUIRE(a.size() == b.size());
+      CHECK_MESSAGE(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0, "case " << i);
+    }
+  }
 }

@@ -144,7 +144,8 @@ TEST_CASE("parallel: kernels give the same bits for any thread count") {
   }
   SUBCASE("linear_packed, float32 and int8 weights") {
     for (auto precision : {k::Precision::f32, k::Precision::int8}) {
-      for (const auto& size : {std::array<std::size_t, 3>{1, 5000, 256}, {4, 1027, 255}, {7, 333, 513}}) {
+      // (the last: many rows, as a 1×1 convolution's pixels — int8 then splits the rows among threads)
+      for (const auto& size : {std::array<std::size_t, 3>{1, 5000, 256}, {4, 1027, 255}, {7, 333, 513}, {787, 96, 24}}) {
         const std::size_t m = size[0], n = size[1], k_ = size[2];
         CAPTURE(m);
         CAPTURE(n);
