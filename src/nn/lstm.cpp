@@ -59,8 +59,14 @@ void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, flo
   require(x_proj != nullptr && h != nullptr && c != nullptr && gates != nullptr,
           "lstm: lstm_cell_step_projected: x_proj, h, c and gates must not be null");
   const std::size_t hs = w.hidden_size, g4 = 4 * hs;
-  for (std::size_t k = 0; k < g4; ++k) gates[k] = x_proj[k];
-  add_recurrent(w, h, gates);  // + W_hh h_{t−1}
+  if (w.packed_hh != nullptr) {
+    // gates = W_hh h_{t−1} + x_proj in one product, the projection as its bias: the same single addition per gate
+    // as adding the two afterwards, and no scratch (a thread that runs its first direction late allocates nothing).
+    kernels::linear_packed(1, h, hs, *w.packed_hh, x_proj, gates, g4);
+  } else {
+    for (std::size_t k = 0; k < g4; ++k) gates[k] = x_proj[k];
+    add_recurrent(w, h, gates);  // + W_hh h_{t−1}
+  }
   activate_and_update(hs, gates, h, c);
 }
 
