@@ -229,26 +229,33 @@ void packed_row(const PackedMatrix& w, std::size_t j, float* out) {
   for (std::size_t p = 0; p < w.cols; ++p) out[p] = src[p * kPanel];
 }
 
-constexpr std::size_t kInt8RowSplit = 64;
+namespace {
+
+// linear_packed on int8 weights. Kept out of line: inlined into linear_packed, its extra branch made the float32
+// path of every decoder step ~10 % slower in WASM (bench/previous.mjs, the Transformer).
+[[gnu::noinline]] void linear_packed_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w,
+                                          const float* bias, float* y, std::size_t ldy, Activation act) {
+  constexpr std::size_t kInt8RowSplit = 64;
+  if (m >= kInt8RowSplit) {
+    // Many rows (a 1×1 convolution's pixels): threads take rows, not outputs, so that each row's input codes are
+    // made once (the weights fit in cache); the rows are independent, the bits the same.
+    parallel_for(m, 4, [&](std::size_t i0, std::size_t i1) {
+      detail::linear_int8(i1 - i0, x + i0 * ldx, ldx, w, bias, y + i0 * ldy, ldy, act, 0, w.rows);
+    }, useful_chunks(m * w.rows * w.cols));
+    return;
+  }
+  for_panel_ranges(w, m, [&](std::size_t j0, std::size_t j1) {
+    detail::linear_int8(m, x, ldx, w, bias, y, ldy, act, j0, j1);
+  });
+}
+
+}  // namespace
 
 void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedMatrix& w, const float* bias,
                    float* y, std::size_t ldy, Activation act) {
   check_leading_dim("linear_packed", "ldx", ldx, w.cols);
   check_leading_dim("linear_packed", "ldy", ldy, w.rows);
-  if (w.precision == Precision::int8) {
-    if (m >= kInt8RowSplit) {
-      // Many rows (a 1×1 convolution's pixels): threads take rows, not outputs, so that each row's input codes are
-      // made once (the weights fit in cache); the rows are independent, the bits the same.
-      parallel_for(m, 4, [&](std::size_t i0, std::size_t i1) {
-        detail::linear_int8(i1 - i0, x + i0 * ldx, ldx, w, bias, y + i0 * ldy, ldy, act, 0, w.rows);
-      }, useful_chunks(m * w.rows * w.cols));
-      return;
-    }
-    for_panel_ranges(w, m, [&](std::size_t j0, std::size_t j1) {
-      detail::linear_int8(m, x, ldx, w, bias, y, ldy, act, j0, j1);
-    });
-    return;
-  }
+  if (w.precision == Precision::int8) return linear_packed_int8(m, x, ldx, w, bias, y, ldy, act);
   if (w.data.size() != (w.rows + kPanel - 1) / kPanel * kPanel * w.cols)
     throw Error("linear_packed: the packed matrix does not hold rows × cols");
   const KernelTable& t = table();
