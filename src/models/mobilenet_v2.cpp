@@ -73,15 +73,12 @@ MobileNetV2::Conv MobileNetV2::load_conv(const io::Bundle& b, const std::string&
         scales[o] = kernels::quantize_row_int8(row, in_c, q.data() + o * in_c);
       }
     }
-    c.int8 = kernels::pack_int8_codes(out_c, in_c, q.data(), in_c, scales.data());
-  } else {
-    c.weights.resize(w.size());
-  }
-  if (!c.int8.empty()) {
-    // the float weights are not kept
+    c.int8 = kernels::pack_int8_codes(out_c, in_c, q.data(), in_c, scales.data());  // (no float copy kept)
   } else if (depthwise) {
+    c.weights.resize(w.size());
     kernels::depthwise_weights_from_c1hw(w.data(), out_c, k, k, c.weights.data());
   } else {
+    c.weights.resize(w.size());
     kernels::conv_weights_from_oihw(w.data(), out_c, in_c, k, k, c.weights.data());
   }
   c.params.in_c = in_c;

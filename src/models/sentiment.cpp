@@ -3,7 +3,6 @@
 #include "models/sentiment.h"
 
 #include <algorithm>
-
 #include <string>
 #include <utility>
 
