@@ -222,6 +222,24 @@ void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t
   }
 }
 
+// An int8 matrix of n rows × k inputs, all codes and scales zero, in the packed layout of kernels.h.
+PackedMatrix empty_int8(std::size_t n, std::size_t k) {
+  PackedMatrix w;
+  w.rows = n;
+  w.cols = k;
+  w.precision = Precision::int8;
+  w.qdata.assign((n + kPanel - 1) / kPanel * kPanel * even(k), std::int8_t{0});
+  w.qscale.assign(n, 0.0f);
+  return w;
+}
+
+// Row j ← codes [k] with scale s: q[j][p] at (j / kPanel)·kPanel·k2 + (p / 2)·2·kPanel + (j % kPanel)·2 + p % 2.
+void put_row(PackedMatrix& w, std::size_t j, const std::int8_t* codes, float s) {
+  w.qscale[j] = s;
+  std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * even(w.cols) + (j % kPanel) * 2;
+  for (std::size_t p = 0; p < w.cols; ++p) dst[(p / 2) * 2 * kPanel + p % 2] = codes[p];
+}
+
 }  // namespace
 
 float quantize_row_int8(const float* row, std::size_t k, std::int8_t* codes) {
@@ -235,23 +253,14 @@ PackedMatrix pack_int8_codes(std::size_t n, std::size_t k, const std::int8_t* co
   require(k <= kMaxInt8Cols, "pack_int8_codes: int8 weights take at most 65536 inputs");
   require(ldq >= k, "pack_int8_codes: ldq is smaller than k");
   require(n == 0 || k == 0 || (codes != nullptr && scales != nullptr), "pack_int8_codes: null codes or scales");
-  PackedMatrix w;
-  w.rows = n;
-  w.cols = k;
-  w.precision = Precision::int8;
-  const std::size_t k2 = even(k);
-  w.qdata.assign((n + kPanel - 1) / kPanel * kPanel * k2, std::int8_t{0});
-  w.qscale.assign(n, 0.0f);
+  PackedMatrix w = empty_int8(n, k);
   for (std::size_t j = 0; j < n; ++j) {
     if (!(std::isfinite(scales[j]) && scales[j] >= 0.0f))
       throw Error("pack_int8_codes: row " + std::to_string(j) + " has a negative or non-finite scale");
-    w.qscale[j] = scales[j];
-    std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
-    for (std::size_t p = 0; p < k; ++p) {
-      const std::int8_t q = codes[j * ldq + p];
-      if (q < -127) throw Error("pack_int8_codes: code −128 at row " + std::to_string(j) + " (codes are in [−127, 127])");
-      dst[(p / 2) * 2 * kPanel + p % 2] = q;
-    }
+    for (std::size_t p = 0; p < k; ++p)
+      if (codes[j * ldq + p] < -127)
+        throw Error("pack_int8_codes: code −128 at row " + std::to_string(j) + " (codes are in [−127, 127])");
+    put_row(w, j, codes + j * ldq, scales[j]);
   }
   return w;
 }
@@ -360,22 +369,14 @@ namespace detail {
 
 PackedMatrix pack_rows_int8(std::size_t n, std::size_t k, const float* b, std::size_t ldb) {
   require(k <= kMaxInt8Cols, "pack_rows: int8 weights take at most 65536 inputs");
-  PackedMatrix w;
-  w.rows = n;
-  w.cols = k;
-  w.precision = Precision::int8;
-  const std::size_t k2 = even(k);
-  w.qdata.assign((n + kPanel - 1) / kPanel * kPanel * k2, std::int8_t{0});
-  w.qscale.assign(n, 0.0f);
+  PackedMatrix w = empty_int8(n, k);
+  std::vector<std::int8_t> codes(k);
   for (std::size_t j = 0; j < n; ++j) {
     const float* src = b + j * ldb;
     for (std::size_t p = 0; p < k; ++p)
       if (!std::isfinite(src[p])) throw Error("pack_rows: weight row " + std::to_string(j) + " holds a non-finite value");
-    const float s = row_scale(src, k);
-    if (s == 0.0f) continue;
-    w.qscale[j] = s;
-    std::int8_t* dst = w.qdata.data() + (j / kPanel) * kPanel * k2 + (j % kPanel) * 2;
-    for (std::size_t p = 0; p < k; ++p) dst[(p / 2) * 2 * kPanel + p % 2] = code_of(src[p], s);
+    const float s = quantize_row_int8(src, k, codes.data());
+    put_row(w, j, codes.data(), s);
   }
   return w;
 }
