@@ -58,8 +58,9 @@ def _replace_module(root, dotted, new):
         setattr(parent, last, new)
 
 
-def build_mobilenet_v2(weights_path=None, data_dir=DEFAULT_DATA_DIR):
-    """torchvision mobilenet_v2 with the TF-SAME stride-2 convs, weights loaded strictly, in eval mode."""
+def build_mobilenet_v2(weights_path=None, data_dir=DEFAULT_DATA_DIR, state=None):
+    """torchvision mobilenet_v2 with the TF-SAME stride-2 convs, weights loaded strictly, in eval mode. `state` (a
+    state_dict) is used instead of reading weights_path when given."""
     model = torchvision.models.mobilenet_v2()
     modules = dict(model.named_modules())
     for name in SAME_PAD_CONVS:
@@ -68,9 +69,10 @@ def build_mobilenet_v2(weights_path=None, data_dir=DEFAULT_DATA_DIR):
         new = SamePadConv2d(old.in_channels, old.out_channels, 3, stride=2, padding=0, groups=old.groups,
                             bias=False)
         _replace_module(model, name, new)
-    if weights_path is None:
+    if state is None and weights_path is None:
         weights_path = os.path.join(data_dir, "mobilenet_v2_imagenet", "mobilenet_v2_torchvision_from_tflite_quant.pth")
-    state = torch.load(weights_path, map_location="cpu")
+    if state is None:
+        state = torch.load(weights_path, map_location="cpu")
     model.load_state_dict(state, strict=True)
     model.eval()
     for p in model.parameters():

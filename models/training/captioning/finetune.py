@@ -1,0 +1,394 @@
+"""End-to-end Show, Attend and Tell on Flickr8k: the MobileNetV2 encoder is fine-tuned through the attention decoder
+(issue 20 item 3). Written for a GPU (the lent device machine); also runs on the CPU for its self-test.
+
+Why: the shipped captioner reads frozen ImageNet features, and `probe_maps.py` showed that no attention target built
+from them points into the named object more often than the image centre does: the stride-32 cells of the frozen
+network describe most of the photo. Fine-tuning the encoder through the attention lets each cell learn to describe
+what lies under it. With `--init-state const` (h_0, c_0 a learned constant) the image reaches the decoder only through
+the attention, so the words must be read from the attended cells.
+
+The model is the engine's: MobileNetV2 (mobilenet.build_mobilenet_v2, BatchNorm statistics frozen, so the engine
+folds them as before) -> grid [g*g, 1280] (+ the cell centre (x, y) with --cell-position) -> sat.ShowAttendTell, whose
+feat_proj is learned here (not the fixed PCA of train.py). Input: the engine's preprocessing (alpha over white,
+half-pixel bilinear resize of the whole photo to --input-size, x/127.5-1); g = input_size / 32.
+
+Data (--data DIR): images/NAME.jpg, Flickr8k.token.txt, Flickr_8k.{train,dev}Images.txt, and ground/dev.jsonl +
+ground/score.py (the hand-drawn boxes; tuning set only). Default: ../shared/data/flickr8k + ../shared/ground.
+
+Each epoch: dev greedy BLEU-4 (all dev photos), and the grounding of teacher-forced gold captions on the dev boxes
+(score.py's pointing / mass). Checkpoints: RUN/last.pt (resume with --resume), RUN/epNN.pt (weights only, float16),
+RUN/history.json.
+
+  python3 models/training/captioning/finetune.py --out runs/e2e --epochs 12 --max-minutes 6
+  python3 models/training/captioning/finetune.py --self-test     # a few CPU steps on 16 photos
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mobilenet  # noqa: E402
+import sat  # noqa: E402
+
+PAD, START, END, UNK = sat.PAD, sat.START, sat.END, sat.UNK
+TOKEN_RE = __import__("re").compile(r"\w+|[^\w\s]")
+
+
+def tokenize(s):
+    return TOKEN_RE.findall(s.lower())
+
+
+def build_vocab(token_lists, min_count):  # text.build_vocab, without text.py's nltk import
+    import collections
+    cnt = collections.Counter(w for toks in token_lists for w in toks)
+    return sat.SPECIALS + sorted((w for w, n in cnt.items() if n >= min_count), key=lambda w: (-cnt[w], w))
+
+
+def corpus_bleu4(hyps, refs):
+    """nltk corpus_bleu with uniform weights over 1..4-grams and no smoothing (text.bleu_scores' BLEU-4), in percent:
+    clipped n-gram counts summed over the corpus, brevity penalty from the reference length closest to each
+    hypothesis (shorter one on ties)."""
+    import collections
+    num = [0] * 4
+    den = [0] * 4
+    hyp_len = ref_len = 0
+    for h, rs in zip(hyps, refs):
+        hyp_len += len(h)
+        ref_len += min((abs(len(r) - len(h)), len(r)) for r in rs)[1]
+        for n in range(1, 5):
+            hc = collections.Counter(tuple(h[i:i + n]) for i in range(len(h) - n + 1))
+            mx = collections.Counter()
+            for r in rs:
+                for g, c in collections.Counter(tuple(r[i:i + n]) for i in range(len(r) - n + 1)).items():
+                    mx[g] = max(mx[g], c)
+            num[n - 1] += sum(min(c, mx[g]) for g, c in hc.items())
+            den[n - 1] += max(0, len(h) - n + 1)
+    if min(num) == 0:
+        return 0.0
+    logp = sum(math.log(num[i] / den[i]) for i in range(4)) / 4
+    bp = 1.0 if hyp_len > ref_len else math.exp(1 - ref_len / max(hyp_len, 1))
+    return 100.0 * bp * math.exp(logp)
+
+
+def load_data(data_dir, ground_dir, limit_train=0, limit_dev=0):
+    caps = {}
+    for ln in open(os.path.join(data_dir, "Flickr8k.token.txt"), encoding="utf-8"):
+        ln = ln.rstrip("\n")
+        if ln:
+            key, cap = ln.split("\t", 1)
+            caps.setdefault(key.rsplit("#", 1)[0], []).append(cap)
+    split = {}
+    for s in ("train", "dev"):
+        names = [n.strip() for n in open(os.path.join(data_dir, "Flickr_8k.%sImages.txt" % s)) if n.strip()]
+        split[s] = [n for n in names if n in caps]
+    if limit_train:
+        split["train"] = split["train"][:limit_train]
+    gold = [json.loads(ln) for ln in open(os.path.join(ground_dir, "dev.jsonl"), encoding="utf-8") if ln.strip()]
+    if limit_dev:
+        keep = set(g["image"] for g in gold)
+        split["dev"] = [n for n in split["dev"] if n in keep] + [n for n in split["dev"] if n not in keep]
+        split["dev"] = split["dev"][:limit_dev]
+        gold = [g for g in gold if g["image"] in set(split["dev"])]
+    return caps, split, gold
+
+
+def _decode(path):
+    from PIL import Image
+    with Image.open(path) as im:
+        return np.asarray(im.convert("RGB").resize((160, 160), Image.BILINEAR) if im.size != (160, 160)
+                          else im.convert("RGB"), dtype=np.uint8)
+
+
+def load_images(img_dir, names, workers=8):
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(workers) as ex:
+        return np.stack(list(ex.map(_decode, [os.path.join(img_dir, n) for n in names])))
+
+
+def preprocess(u8, size, flip=None):
+    """uint8 [B, H, W, 3] (on the device) -> [B, 3, size, size]: the engine's resize (bilinear, half-pixel, no
+    antialias: mobilenet.resize_bilinear_half_pixel) and x/127.5-1. flip: bool [B] mirrors those rows."""
+    x = u8.permute(0, 3, 1, 2).float()
+    x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False, antialias=False)
+    x = x / 127.5 - 1.0
+    if flip is not None and bool(flip.any()):
+        x = torch.where(flip[:, None, None, None], x.flip(3), x)
+    return x
+
+
+def build_encoder(args):
+    """The ImageNet MobileNetV2: from an encoder bundle (--encoder-bundle: integer codes x scale, equal to the .pth
+    to float32 rounding, export_encoder.py) or from the .pth."""
+    if not args.encoder_bundle:
+        return mobilenet.build_mobilenet_v2(weights_path=args.mobilenet)
+    sys.path.insert(0, os.path.dirname(HERE))
+    import safetensors_io  # models/training/
+    w = safetensors_io.read_safetensors(os.path.join(args.encoder_bundle, "weights.safetensors"))[0]
+    state = {}
+    for k, v in w.items():
+        if k.endswith("_scale"):
+            continue
+        v = v.astype(np.float32)
+        if k + "_scale" in w:
+            v = v * w[k + "_scale"].astype(np.float32)[0]
+        state[k] = torch.from_numpy(v)
+    ref = torchvision_keys()
+    for k in ref:
+        if k.endswith("num_batches_tracked"):
+            state[k] = torch.tensor(0)
+    return mobilenet.build_mobilenet_v2(state=state)
+
+
+def torchvision_keys():
+    import torchvision
+    return list(torchvision.models.mobilenet_v2().state_dict())
+
+
+class Captioner(torch.nn.Module):
+    def __init__(self, vocab_size, args):
+        super().__init__()
+        self.enc = build_encoder(args)
+        self.enc.classifier = torch.nn.Identity()
+        self.grid = args.input_size // 32
+        self.cell_position = args.cell_position
+        feat_dim = 1280 + (2 if args.cell_position else 0)
+        self.dec = sat.ShowAttendTell(vocab_size, feat_dim=feat_dim, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
+                                      hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout)
+        self.dec.feat_proj.requires_grad_(True)
+        torch.nn.init.xavier_uniform_(self.dec.feat_proj.weight)
+        torch.nn.init.zeros_(self.dec.feat_proj.bias)
+        if args.init_state == "const":
+            for lin in (self.dec.init_h, self.dec.init_c):
+                lin.weight.data.zero_()
+                lin.weight.requires_grad_(False)
+        for p in self.enc.parameters():
+            p.requires_grad_(False)
+        for i in range(args.train_from, 19):  # features.train_from .. features.18
+            for name, p in self.enc.features[i].named_parameters():
+                # convolutions learn; BatchNorm keeps the ImageNet statistics and affine (frozen, folded by the engine)
+                if p.dim() == 4:
+                    p.requires_grad_(True)
+
+    def train(self, mode=True):
+        super().train(mode)
+        self.enc.eval()  # BatchNorm statistics stay frozen
+        return self
+
+    def grid_features(self, x):
+        f = self.enc.features(x)  # [B, 1280, g, g]
+        g = f.flatten(2).transpose(1, 2)  # [B, L, 1280], cell index y*g + x
+        if self.cell_position:
+            pos = mobilenet.cell_position(self.grid).to(g.device, g.dtype)
+            g = torch.cat([g, pos.unsqueeze(0).expand(g.shape[0], -1, -1)], dim=2)
+        return g
+
+
+@torch.no_grad()
+def greedy(model, grid, max_len):
+    """Batched greedy decoding on the device: token lists without <end>."""
+    d = model.dec
+    p, keys, h, c = d.encode(grid)
+    B = grid.shape[0]
+    prev = torch.full((B,), START, dtype=torch.long, device=grid.device)
+    done = torch.zeros(B, dtype=torch.bool, device=grid.device)
+    out = []
+    for _ in range(max_len):
+        lg, _, _, h, c = d.step(p, keys, h, c, prev)
+        lg[:, UNK] = -float("inf")  # the engine's default: <unk> never emitted
+        nxt = lg.argmax(1)
+        out.append(torch.where(done, torch.full_like(nxt, PAD), nxt))
+        done |= nxt == END
+        prev = nxt
+        if bool(done.all()):
+            break
+    seq = torch.stack(out, 1).tolist()
+    return [[w for w in s[:s.index(END)] if w != PAD] if END in s else [w for w in s if w != PAD] for s in seq]
+
+
+@torch.no_grad()
+def evaluate(model, dev_u8, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
+    model.eval()
+    dev = next(model.parameters()).device
+    hyps = []
+    for s in range(0, dev_u8.shape[0], 200):
+        x = preprocess(dev_u8[s:s + 200].to(dev), args.input_size)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+            g = model.grid_features(x)
+        hyps += greedy(model, g.float(), args.max_len)
+    bleu = corpus_bleu4([[itos[w] for w in h] for h in hyps], dev_refs)
+    # teacher forcing of the gold captions of the dev boxes -> score.py's MODEL lines
+    lines = []
+    for gi, g in zip(gold_idx, gold):
+        words = tokenize(g["caption"])[:args.max_len]
+        cap = torch.tensor([[START] + [stoi.get(w, UNK) for w in words] + [END]], device=dev)
+        x = preprocess(dev_u8[gi:gi + 1].to(dev), args.input_size)
+        grid = model.grid_features(x).float()
+        _, alphas = model.dec(model.dec.feat_proj(grid), cap)  # [1, n+1, L]
+        a = alphas[0, :len(words)]
+        lines.append({"image": g["image"], "tokens": words,
+                      "attention": {"dims": [len(words), model.grid, model.grid], "data": a.flatten().tolist()}})
+    sys.path.insert(0, args.ground_dir)
+    import score  # the ground set's scorer
+    _, _, acc = score.score(gold, lines)
+    out = dict(bleu4_greedy=bleu, examples=[" ".join(itos[w] for w in h) for h in hyps[:3]])
+    for k, (n, p, ms, c, u) in acc.items():
+        if n:
+            out[k] = dict(n=n, pointing=100 * p / n, centre=100 * c / n, mass=100 * ms / n, uniform=100 * u / n)
+    model.train()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=os.path.join(mobilenet.DEFAULT_DATA_DIR, "flickr8k"),
+                    help="Flickr8k folder: images/ (or the 160px tar unpacked), token file, split files")
+    ap.add_argument("--ground-dir", default=os.path.join(mobilenet.REPO_ROOT, "..", "shared", "ground"))
+    ap.add_argument("--mobilenet", default=None, help="the torchvision .pth (default: ../shared/data/...)")
+    ap.add_argument("--encoder-bundle", default=None, help="read the ImageNet weights from this encoder bundle instead")
+    ap.add_argument("--out", default=os.path.join(HERE, "runs", "e2e"))
+    ap.add_argument("--input-size", type=int, default=224)
+    ap.add_argument("--train-from", type=int, default=7, help="first features block whose convolutions learn")
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--max-minutes", type=float, default=6.0)
+    ap.add_argument("--batch-images", type=int, default=48, help="photos per batch, each with its 5 captions")
+    ap.add_argument("--lr", type=float, default=4e-4)
+    ap.add_argument("--enc-lr", type=float, default=1e-4)
+    ap.add_argument("--lam", type=float, default=0.01, help="doubly stochastic regularisation weight (SAT eq. 14)")
+    ap.add_argument("--entropy", type=float, default=0.0, help="weight of the mean attention entropy (sharpness)")
+    ap.add_argument("--dropout", type=float, default=0.5)
+    ap.add_argument("--min-count", type=int, default=5)
+    ap.add_argument("--max-len", type=int, default=25)
+    ap.add_argument("--proj-dim", type=int, default=256)
+    ap.add_argument("--embed-dim", type=int, default=256)
+    ap.add_argument("--hidden-dim", type=int, default=384)
+    ap.add_argument("--att-dim", type=int, default=256)
+    ap.add_argument("--init-state", choices=["mean", "const"], default="const")
+    ap.add_argument("--cell-position", action="store_true")
+    ap.add_argument("--flip", action="store_true", help="mirror half of the training photos")
+    ap.add_argument("--limit-train", type=int, default=0)
+    ap.add_argument("--limit-dev", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--self-test", action="store_true", help="a few CPU steps on 16 training and 8 dev photos")
+    args = ap.parse_args()
+    if args.self_test:
+        args.limit_train, args.limit_dev, args.epochs, args.batch_images, args.device = 16, 8, 2, 4, "cpu"
+        args.out = os.path.join(HERE, "runs", "e2e-selftest")
+    torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.out, exist_ok=True)
+    t0 = time.time()
+    print("command:", " ".join(sys.argv), flush=True)
+    caps, split, gold = load_data(args.data, args.ground_dir, args.limit_train, args.limit_dev)
+    img_dir = os.path.join(args.data, "images")
+    tr_names, dv_names = split["train"], split["dev"]
+    tr_tok = [[tokenize(c) for c in caps[n]] for n in tr_names]
+    itos = build_vocab([t for ts in tr_tok for t in ts], args.min_count)
+    stoi = {w: i for i, w in enumerate(itos)}
+    dev = torch.device(args.device)
+    tr_u8 = torch.from_numpy(load_images(img_dir, tr_names)).to(dev)
+    dv_u8 = torch.from_numpy(load_images(img_dir, dv_names))
+    dv_refs = [[tokenize(c) for c in caps[n]] for n in dv_names]
+    gold_idx = [dv_names.index(g["image"]) for g in gold]
+    print("train %d photos, dev %d, vocab %d, ground %d photos; loaded in %.0f s" % (
+        len(tr_names), len(dv_names), len(itos), len(gold), time.time() - t0), flush=True)
+    # captions per photo as [5, T] id tensors (<start> w.. <end>, padded)
+    cap_ids = []
+    for ts in tr_tok:
+        ids = [[START] + [stoi.get(w, UNK) for w in t[:args.max_len]] + [END] for t in ts]
+        T = max(map(len, ids))
+        cap_ids.append(torch.tensor([x + [PAD] * (T - len(x)) for x in ids]))
+    model = Captioner(len(itos), args).to(dev)
+    enc_params = [p for p in model.enc.parameters() if p.requires_grad]
+    dec_params = [p for p in model.dec.parameters() if p.requires_grad]
+    opt = torch.optim.Adam([dict(params=dec_params, lr=args.lr), dict(params=enc_params, lr=args.enc_lr)])
+    hp = dict(feat_dim=model.dec.feat_proj.in_features, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
+              hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout)
+    state = dict(epoch=0, step=0, history=[])
+    last = os.path.join(args.out, "last.pt")
+    if args.resume and os.path.exists(last):
+        ck = torch.load(last, map_location=dev, weights_only=False)
+        assert ck["itos"] == itos
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        state = ck["state"]
+        print("resumed after epoch %d" % state["epoch"], flush=True)
+    per_epoch = (len(tr_names) + args.batch_images - 1) // args.batch_images
+    total = args.epochs * per_epoch
+    print("trainable: encoder %d, decoder %d parameters; %d steps per epoch" % (
+        sum(p.numel() for p in enc_params), sum(p.numel() for p in dec_params), per_epoch), flush=True)
+    amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda")
+    t_train = time.time() - state.get("train_seconds", 0.0)
+    budget = max(60.0, args.max_minutes * 60 - (time.time() - t0))  # seconds of training this run may spend
+    while state["epoch"] < args.epochs:
+        if (time.time() - t_train) >= budget:
+            print("max-minutes reached before epoch %d" % (state["epoch"] + 1), flush=True)
+            break
+        model.train()
+        rng = random.Random(args.seed * 1000 + state["epoch"])
+        order = list(range(len(tr_names)))
+        rng.shuffle(order)
+        ce_sum = n_sum = 0.0
+        te = time.time()
+        for s in range(0, len(order), args.batch_images):
+            b = order[s:s + args.batch_images]
+            # cosine decay over the steps of --epochs or over the --max-minutes budget, whichever ends first
+            progress = max(state["step"] / max(1, total), (time.time() - t_train) / budget)
+            if progress >= 1.0:
+                break
+            f = 0.5 * (1 + math.cos(math.pi * progress))
+            warm = min(1.0, (state["step"] + 1) / 100)
+            opt.param_groups[0]["lr"] = args.lr * f * warm
+            opt.param_groups[1]["lr"] = args.enc_lr * f * warm
+            idx = torch.tensor(b, device=dev)
+            flip = (torch.rand(len(b), device=dev) < 0.5) if args.flip else None
+            x = preprocess(tr_u8[idx], args.input_size, flip)
+            T = max(cap_ids[i].shape[1] for i in b)
+            cap = torch.cat([F.pad(cap_ids[i], (0, T - cap_ids[i].shape[1])) for i in b]).to(dev)  # [5B, T]
+            reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)
+            with torch.autocast(**amp):
+                grid = model.grid_features(x)
+                grid = grid.repeat_interleave(reps, dim=0)
+                logits, alphas = model.dec(model.dec.feat_proj(grid), cap)
+            logits, alphas = logits.float(), alphas.float()
+            loss, ce, reg = sat.caption_loss(logits, alphas, cap, args.lam)
+            if args.entropy > 0:
+                mask = (cap[:, 1:] != PAD).float()
+                ent = -(alphas * torch.log(alphas + 1e-9)).sum(2)
+                loss = loss + args.entropy * (ent * mask).sum() / mask.sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(dec_params + enc_params, 5.0)
+            opt.step()
+            state["step"] += 1
+            ce_sum += float(ce)
+            n_sum += 1
+        state["epoch"] += 1
+        state["train_seconds"] = time.time() - t_train
+        ev = evaluate(model, dv_u8, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)
+        ev.update(epoch=state["epoch"], train_ce=ce_sum / max(n_sum, 1), epoch_seconds=time.time() - te)
+        state["history"].append(ev)
+        print(json.dumps(ev), flush=True)
+        weights = {k: (v.half() if v.is_floating_point() else v).cpu() for k, v in model.state_dict().items()}
+        torch.save(dict(weights=weights, itos=itos, hp=hp, args=vars(args), epoch=state["epoch"], eval=ev),
+                   os.path.join(args.out, "ep%02d.pt" % state["epoch"]))
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), state=state, itos=itos), last + ".tmp")
+        os.replace(last + ".tmp", last)
+        json.dump(state["history"], open(os.path.join(args.out, "history.json"), "w"), indent=1)
+    print("done: %d epochs, %.1f min" % (state["epoch"], (time.time() - t0) / 60), flush=True)
+
+
+if __name__ == "__main__":
+    main()
