@@ -12,13 +12,37 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFil
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quantizeBundle } from './quantize.mjs';
+import { parseSafetensors, writeSafetensors } from './safetensors.mjs';
+import { writeManifest } from './bundle-digests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STAGE = path.join(ROOT, 'out', 'package');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 // Bundles shipped int8 in the package: their step weights (the translators', the captioner's decoder, the sentiment
 // models') take most of their size. Quality of each, float32 against int8: README "int8 weights".
-export const INT8_IN_PACKAGE = ['de-en-general', 'sst2-selfattn', 'sst2-relation', 'flickr8k-mobilenet'];
+export const INT8_IN_PACKAGE = ['de-en-general', 'sst2-selfattn', 'sst2-relation', 'flickr8k-mobilenet',
+  'flickr8k-mobilenet-encoder', 'shapes'];
+// Encoder bundles whose ImageNet classifier no JS pipeline reads (the shapes captioner and the VQA models take the
+// grid only): the package keeps their convolutions and BatchNorm, not classifier.1.* or labels.txt.
+export const FEATURES_ONLY_IN_PACKAGE = ['mobilenet-v2-imagenet'];
+
+/** Drops the ImageNet classifier from the encoder bundle staged in `dir` (weights, config, labels.txt, manifest). */
+export function featuresOnly(dir) {
+  const config = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const { header, metadata, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(dir, config.weights))));
+  const entries = [];
+  for (const [name, entry] of Object.entries(header)) {
+    if (name.startsWith('classifier.')) continue;
+    const [b, e] = entry.data_offsets;
+    entries.push([name, entry.dtype, entry.shape, data.subarray(b, e)]);
+  }
+  writeFileSync(path.join(dir, config.weights), writeSafetensors(entries, metadata));
+  delete config.classifier;
+  config.task = 'image-features';
+  writeFileSync(path.join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
+  rmSync(path.join(dir, 'labels.txt'), { force: true });
+  writeManifest(dir);
+}
 
 function run(cmd, args, cwd) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -41,6 +65,10 @@ export function pack({ destination = ROOT, build = true } = {}) {
     if (!existsSync(path.join(dir, 'config.json'))) continue; // not in this build's package
     const r = quantizeBundle(path.join(ROOT, 'models', name), dir);
     quantized.push({ name, ...r });
+  }
+  for (const name of FEATURES_ONLY_IN_PACKAGE) {
+    const dir = path.join(STAGE, 'models', name);
+    if (existsSync(path.join(dir, 'config.json'))) featuresOnly(dir);
   }
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   delete pkg.scripts; // the staged files are final: nothing to build at pack or install time

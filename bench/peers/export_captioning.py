@@ -1,6 +1,7 @@
-"""ONNX export of the captioner's MobileNetV2 encoder (models/mobilenet-v2-imagenet, shared by the captioning
-bundles) for the peer benchmark, float32:
-  mobilenet-v2-imagenet.encoder.onnx   pixels float32 [1,3,224,224] (x = v / 127.5 - 1, CHW) -> grid [1,49,1280]
+"""ONNX export of a captioner and its MobileNetV2 encoder (the encoder bundle its config.json names:
+flickr8k-mobilenet-encoder for flickr8k-mobilenet) for the peer benchmark, float32:
+  <encoder>.encoder.onnx               pixels float32 [1,3,224,224] (x = v / 127.5 - 1, CHW) -> grid [1,49,D]
+                                       (D = 1280, + 2 for the cell centre with "encoder.cell_position": "xy")
   <bundle>.decoder-init.onnx           grid -> p, keys, h, c (sat.ShowAttendTell.encode)
   <bundle>.decoder.{maps,nomaps}.onnx  one step: token [N], p, keys, h, c -> logits, next_h, next_c [+ alpha, beta]
 Weights from the encoder bundle through the recipe's loader (models/training/captioning/bundle.py
@@ -37,12 +38,16 @@ DATA = os.path.join(REPO, "..", "shared", "data", "flickr8k")
 
 
 class Grid(nn.Module):
-    def __init__(self, enc):
+    """pixels -> the grid the decoder attends over: mobilenet.decoder_grid (the 1280 features of each cell, then
+    its centre (x, y) when the bundle says "encoder.cell_position": "xy")."""
+
+    def __init__(self, enc, cell_position=False):
         super().__init__()
         self.enc = enc
+        self.cell_position = cell_position
 
     def forward(self, x):
-        return mobilenet.grid_features(self.enc, x)
+        return mobilenet.decoder_grid(self.enc, x, False, self.cell_position)
 
 
 class DecoderInit(nn.Module):
@@ -99,15 +104,16 @@ def main():
     enc = bundle.load_encoder_bundle(enc_dir)
     name = os.path.basename(enc_dir)
     path = os.path.join(args.out, f"{name}.encoder.onnx")
+    cp = cfg["encoder"].get("cell_position") == "xy"
     with torch.no_grad():
-        torch.onnx.export(Grid(enc), (torch.zeros(1, 3, 224, 224),), path, input_names=["pixels"],
+        torch.onnx.export(Grid(enc, cp), (torch.zeros(1, 3, 224, 224),), path, input_names=["pixels"],
                           output_names=["grid"], opset_version=OPSET, do_constant_folding=True)
     written = [path, write_images(args.out, args.images)]
     # The Show-Attend-Tell decoder of the captioning bundle (sat.py), from the bundle's weights.
     _, dec, _, _ = bundle.load_bundle(args.bundle, enc_dir)
     cap = os.path.basename(os.path.normpath(args.bundle))
     with torch.no_grad():
-        grid = Grid(enc)(torch.zeros(1, 3, 224, 224))
+        grid = Grid(enc, cp)(torch.zeros(1, 3, 224, 224))
         path = os.path.join(args.out, f"{cap}.decoder-init.onnx")
         torch.onnx.export(DecoderInit(dec), (grid,), path, input_names=["grid"], output_names=["p", "keys", "h", "c"],
                           opset_version=OPSET, do_constant_folding=True)

@@ -110,14 +110,16 @@ std::vector<float> Bundle::tensor(const std::string& tensor_name, const std::vec
       kernels::round_through_int8(v.data(), t.shape[0], t.shape[1]);
     return v;
   }
-  // int8 codes with one float scale per row (scripts/quantize.mjs): value = code · scale[row]
+  // int8 codes with one float scale per row (scripts/quantize.mjs): value = code · scale[row]. A row is the first
+  // dimension: a matrix's output row, or a convolution's output channel ([out, in, kh, kw] → rows of in·kh·kw).
   const std::string what = "weights.safetensors in " + name_ + ": int8 tensor '" + tensor_name + "'";
-  require(t.shape.size() == 2, what + " must be 2-D (per-row scales)");
+  require(t.shape.size() >= 2, what + " must have at least 2 dimensions (per-row scales)");
   const std::string scale_name = tensor_name + ".qscale";
   require(weights_.contains(scale_name), what + " has no '" + scale_name + "' (its per-row scales)");
   check_shape(scale_name, {t.shape[0]});
   const std::vector<float> scale = weights_.to_float(scale_name);
-  const std::size_t cols = t.shape[1];
+  std::size_t cols = 1;
+  for (std::size_t k = 1; k < t.shape.size(); ++k) cols *= t.shape[k];
   const auto* q = reinterpret_cast<const std::int8_t*>(weights_.data(tensor_name));
   std::vector<float> out(t.shape[0] * cols);
   for (std::size_t r = 0; r < t.shape[0]; ++r) {

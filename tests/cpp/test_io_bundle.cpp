@@ -199,6 +199,12 @@ TEST_SUITE("io.bundle") {
         {"v", "I8", {2, 2}, bytes_of<std::int8_t>({1, 2, 3, 4})},
         {"v.qscale", "F32", {3}, bytes_of<float>({1.0f, 1.0f, 1.0f})},
         {"u", "I8", {1, 2}, bytes_of<std::int8_t>({1, 2})},
+        // a convolution's weights [out 2, in 1, 2, 1]: one scale per output channel (scripts/quantize.mjs on a
+        // MobileNetV2 encoder bundle), rows of in·kh·kw values
+        {"c", "I8", {2, 1, 2, 1}, bytes_of<std::int8_t>({4, -8, 127, 1})},
+        {"c.qscale", "F32", {2}, bytes_of<float>({0.5f, 2.0f})},
+        {"s", "I8", {3}, bytes_of<std::int8_t>({1, 2, 3})},
+        {"s.qscale", "F32", {3}, bytes_of<float>({1.0f, 1.0f, 1.0f})},
     };
     const Bundle b = Bundle::from_memory(
         R"({"architecture": "test-tiny", "weight_precision": "int8"})", assemble(tensors), {}, "q");
@@ -206,6 +212,8 @@ TEST_SUITE("io.bundle") {
     CHECK(b.tensor("w", {2, 3}) == std::vector<float>{63.5f, -32.0f, 0.0f, -31.75f, 0.25f, 0.5f});
     CHECK(error_of([&] { b.tensor("v", {2, 2}); }).find("'v.qscale' has shape [3]") != std::string::npos);
     CHECK(error_of([&] { b.tensor("u", {1, 2}); }).find("has no 'u.qscale'") != std::string::npos);
+    CHECK(b.tensor("c", {2, 1, 2, 1}) == std::vector<float>{2.0f, -4.0f, 254.0f, 2.0f});
+    CHECK(error_of([&] { b.tensor("s", {3}); }).find("must have at least 2 dimensions") != std::string::npos);
     CHECK(Bundle::from_memory(kConfig, assemble(tiny_tensors()), {}, "f").weight_precision() ==
           attnlens::kernels::Precision::f32);
     CHECK(error_of([&] { Bundle::from_memory(R"({"architecture": "test-tiny", "weight_precision": "int4"})",

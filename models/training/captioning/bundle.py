@@ -59,6 +59,8 @@ def load_encoder_bundle(encoder_dir):
     for k in list(esd):
         if k.endswith("num_batches_tracked"):
             continue
+        if k not in w and k.startswith("classifier."):
+            continue  # an encoder bundle without the ImageNet classifier (a fine-tuned captioning encoder)
         v = w[k].astype(np.float32)
         if k + "_scale" in w:  # integer codes x one float32 scale (export_encoder.py)
             v = v * w[k + "_scale"].astype(np.float32)[0]

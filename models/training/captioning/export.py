@@ -23,7 +23,7 @@ loaded back (encoder codes x scale, decoder F16 upcast). Tensors per case i (flo
   case<i>/grid_cells        [3, 1280]     grid cells 0, 24, 48 (row-major y*7+x) of the encoder output
   case<i>/cell_colour       [49, 3]       bundles with encoder.cell_colour only: mobilenet.cell_colour of the input
                                           (encoder.cell_position's 2 coordinates are constants, checked by the tests)
-  case<i>/imagenet_logits   [1000]        the encoder bundle's classifier output
+  case<i>/imagenet_logits   [1000]        the encoder bundle's classifier output (encoder bundles that have one)
   case<i>/greedy/logits     [T, V]        decoder logits of every greedy step, T includes the step that chose <end>
   case<i>/greedy/attention  [T, 7, 7]     alpha_t for each of those steps (row-major grid)
   case<i>/greedy/beta       [T]           the gate beta_t
@@ -183,6 +183,18 @@ def main():
     print("OK: bundle reproduces the checkpoint (decoder rounded to %s) exactly; vs float32: same greedy caption on "
           "%d/%d cases, max |logit diff| %.2e" % (args.decoder_dtype, same_caption, len(cases), max_diff32))
 
+    write_goldens(args.out, args.encoder_dir, args.task)
+
+
+def write_goldens(out, encoder_dir, task="flickr8k"):
+    """golden.json + golden.safetensors (and, through forced_goldens, golden_forced.*) of the bundle in `out`,
+    computed from the bundle as loaded back (with its encoder bundle `encoder_dir`)."""
+    enc_b, dec_b, itos, cfg = bundle.load_bundle(out, encoder_dir=encoder_dir)
+    name = os.path.basename(os.path.normpath(out))
+    cases = golden_cases(task)
+    cc = cfg["encoder"].get("cell_colour") == "mean_rgb"
+    enc_dir = encoder_dir or bundle.encoder_dir_for(out, cfg)
+    has_classifier = "classifier" in json.load(open(os.path.join(enc_dir, "config.json")))
     # ---- goldens, from the bundle as loaded back ----
     tensors = {}
     gcases = []
@@ -195,7 +207,8 @@ def main():
         tensors[p + "grid_cells"] = grid[GRID_CELLS, :1280].numpy()
         if cc:
             tensors[p + "cell_colour"] = grid[:, 1280:1283].numpy()  # [49, 3]
-        tensors[p + "imagenet_logits"] = logits_in.numpy()
+        if has_classifier:  # a fine-tuned encoder bundle (export_finetuned.py) has no ImageNet classifier
+            tensors[p + "imagenet_logits"] = logits_in.numpy()
         tensors[p + "greedy/logits"] = g["logits"].numpy()
         tensors[p + "greedy/attention"] = g["alphas"].reshape(-1, 7, 7).numpy()
         tensors[p + "greedy/beta"] = np.array(g["betas"], np.float32)
@@ -210,15 +223,15 @@ def main():
             tensors={k[len(p):]: list(v.shape) for k, v in tensors.items() if k.startswith(p)}))
         print("golden %s: greedy %r, beam %r" % (cname, gcases[-1]["greedy"]["text"], gcases[-1]["beam"]["text"]))
     tensors = {k: (v.astype(np.float16) if v.dtype == np.uint8 else v.astype(np.float32)) for k, v in tensors.items()}
-    bundle.write_safetensors(os.path.join(args.out, "golden.safetensors"), tensors)
+    bundle.write_safetensors(os.path.join(out, "golden.safetensors"), tensors)
     json.dump(dict(model=name, generator="models/training/captioning/export.py", torch=torch.__version__,
                    tolerance="abs <= 1e-4 or rel <= 1e-3", cases=gcases),
-              open(os.path.join(args.out, "golden.json"), "w"), indent=1)
-    gsize = os.path.getsize(os.path.join(args.out, "golden.safetensors"))
+              open(os.path.join(out, "golden.json"), "w"), indent=1)
+    gsize = os.path.getsize(os.path.join(out, "golden.safetensors"))
     print("goldens: %d cases, golden.safetensors %.2f MB" % (len(cases), gsize / 1e6))
     # forced-caption goldens (teacher forcing, sat.forced_decode) on the same images: golden_forced.*
     import forced_goldens  # noqa: E402
-    forced_goldens.write_forced_goldens(args.out, args.encoder_dir)
+    forced_goldens.write_forced_goldens(out, encoder_dir)
 
     # (the ImageNet sanity fixtures of the encoder live in tests/goldens/captioning: make_captioning_goldens.py)
     # (example scenes for the page are web/examples/shapes-*.png, written once from shapes.make_scene: the bundle

@@ -235,6 +235,40 @@ def check_concepts():
     assert y.tolist() == [[1, 0, 0], [0, 1, 0]]
 
 
+
+def check_finetune_pieces():
+    """finetune.py's own BLEU-4 equals text.bleu_scores' (nltk), its GPU preprocessing equals the engine's
+    (mobilenet.preprocess_rgba), and its greedy decoder gives sat.greedy_decode's tokens with <unk> left out."""
+    import finetune
+    rng = np.random.default_rng(3)
+    words = "a dog man runs the in on water red ball".split()
+    refs = [[[str(rng.choice(words)) for _ in range(rng.integers(5, 12))] for _ in range(5)] for _ in range(60)]
+    hyps = [[str(rng.choice(words)) for _ in range(rng.integers(4, 12))] for _ in range(60)]
+    nl = text.bleu_scores([" ".join(h) for h in hyps], [[" ".join(r) for r in rs] for rs in refs])["bleu4"]
+    assert abs(finetune.corpus_bleu4(hyps, refs) - nl) < 1e-9, (finetune.corpus_bleu4(hyps, refs), nl)
+    img = rng.integers(0, 256, (2, 160, 160, 3), dtype=np.uint8)
+    x = finetune.preprocess(torch.from_numpy(img), 224)
+    for i in range(2):
+        # the same sampling points and weights; torch orders the lerp differently (seen: 1.7e-5 of a range of 2)
+        assert torch.allclose(x[i], mobilenet.preprocess_rgba(img[i]), atol=1e-4)
+    torch.manual_seed(0)
+    dec = sat.ShowAttendTell(12, feat_dim=8, proj_dim=6, embed_dim=5, hidden_dim=7, att_dim=4)
+    dec.eval()
+
+    class M:  # the piece of finetune.Captioner that greedy() reads
+        pass
+    m = M()
+    m.dec = dec
+    grid = torch.randn(3, 49, 8)
+    ours = finetune.greedy(m, grid, 10)
+    with torch.no_grad():
+        ref = [r["tokens"] for r in sat.greedy_decode(dec, grid, max_len=10)]
+    for a, b in zip(ours, ref):
+        if sat.UNK not in b:  # sat.greedy_decode may choose <unk>; finetune.greedy never does
+            assert a == b, (a, b)
+        assert sat.UNK not in a
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):
