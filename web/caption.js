@@ -223,8 +223,8 @@ export function setupCaption() {
   }
 
   // Choosing a model sets the beam width to that bundle's own default (its config.json decoding.num_beams, chosen
-  // on dev: beam 5 for photos, greedy for shapes, see the model cards); the field stays editable.
-  const DEFAULT_BEAMS = { 'flickr8k-mobilenet': 5, shapes: 1 };
+  // on dev: beam 10 for photos, greedy for shapes, see the model cards); the field stays editable.
+  const DEFAULT_BEAMS = { 'flickr8k-mobilenet': 10, shapes: 1 };
   function useModel(model) {
     $('cap-model').value = model;
     $('cap-beams').value = String(DEFAULT_BEAMS[model] ?? 3);
@@ -311,7 +311,7 @@ export function setupCaption() {
   async function runForm({ focus = false, word = undefined } = {}) {
     if (!image) { ui.done('Choose or drop an image first.'); return; }
     const model = $('cap-model').value;
-    const beams = Math.max(1, Math.min(8, Number($('cap-beams').value) || 1));
+    const beams = Math.max(1, Math.min(16, Number($('cap-beams').value) || 1));
     ui.busy(`Captioning with ${model}…`);
     const id = imageId;
     const run = ++runId;

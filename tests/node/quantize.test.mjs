@@ -60,3 +60,46 @@ test('an int8 bundle written by scripts/quantize.mjs loads by path and translate
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// The npm package's captioner (scripts/pack.mjs): flickr8k-mobilenet and its fine-tuned encoder bundle both int8
+// (the encoder's convolutions one scale per output channel, io::Bundle reading I8 tensors of any rank), next to each
+// other in a folder, load by path and caption like the float32 pair within a stated deviation of α.
+test('the int8 captioner and its int8 encoder bundle load by path; alpha stays within 0.1 of float32', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'attnlens-int8-cap-'));
+  try {
+    const enc = quantizeBundle(`${ROOT}models/flickr8k-mobilenet-encoder`, path.join(dir, 'flickr8k-mobilenet-encoder'));
+    assert.ok(enc.int8Values > 2_000_000, `${enc.int8Values} encoder values int8`);
+    assert.ok(enc.bytesOut < 0.6 * enc.bytesIn, `encoder weights ${enc.bytesIn} -> ${enc.bytesOut} bytes`);
+    quantizeBundle(`${ROOT}models/flickr8k-mobilenet`, path.join(dir, 'flickr8k-mobilenet'));
+    for (const b of ['flickr8k-mobilenet', 'flickr8k-mobilenet-encoder']) assert.deepEqual(checkManifest(path.join(dir, b)), []);
+    const { parseSafetensors } = await import('../../scripts/safetensors.mjs');
+    const { header } = parseSafetensors(new Uint8Array(readFileSync(path.join(dir, 'flickr8k-mobilenet-encoder', 'weights.safetensors'))));
+    assert.equal(header['features.18.0.weight'].dtype, 'I8');
+    assert.deepEqual(header['features.18.0.weight.qscale'].shape, [1280]);
+    assert.equal(header['features.18.1.running_var'].dtype, 'F32', 'BatchNorm stays float');
+    const q = await pipeline('image-to-text', path.join(dir, 'flickr8k-mobilenet'));
+    const f = await pipeline('image-to-text', 'flickr8k-mobilenet');
+    try {
+      const ppm = readFileSync(`${ROOT}tests/goldens/captioning/sanity/cat.ppm`);
+      const head = ppm.subarray(0, 15).toString('latin1').split(/\s+/);
+      const [w, h] = [Number(head[1]), Number(head[2])];
+      const img = { data: new Uint8Array(ppm.subarray(ppm.length - w * h * 3)), width: w, height: h, channels: 3 };
+      const caption = 'a cat is lying on a bed .';
+      const a = await q.attend(img, caption);
+      const b = await f.attend(img, caption);
+      const x = a.attentions.at(0).data;
+      const y = b.attentions.at(0).data;
+      assert.equal(x.length, y.length);
+      let max = 0;
+      for (let i = 0; i < x.length; i++) max = Math.max(max, Math.abs(x[i] - y[i]));
+      assert.ok(max <= 0.1, `alpha differs by ${max}`);
+      const greedy = await q(img, { num_beams: 1 });
+      assert.ok(greedy.text.split(' ').length >= 3, greedy.text);
+    } finally {
+      q.dispose();
+      f.dispose();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
