@@ -65,6 +65,7 @@ struct Captioner::Impl {
     decoder = models::ShowAttendTell::from_bundle(cap, "decoder.");
     cap.check_all_tensors_used();
     const io::ConfigObject cfg = cap.config_object();
+    input_size = image_input_size(cfg);
     const models::CellChannels channels = models::cell_channels(cap);  // encoder.cell_colour / cell_position
     cell_colour = channels.colour;
     cell_position = channels.position;
@@ -91,6 +92,18 @@ struct Captioner::Impl {
     require(static_cast<std::size_t>(unk_id) < vocab.size(),
             where + ": tokenizer.unk_id must be an id inside the vocabulary");
     for (std::size_t i = 0; i < vocab.size(); ++i) word_ids.emplace(vocab[i], static_cast<int>(i));
+  }
+
+  // config.json "image.input_size": [s, s], the side the whole image is resized to before the encoder (default
+  // 224): a multiple of 32 in [32, 512], so the grid is s/32 cells a side (7 at 224, 13 at 416).
+  static std::size_t image_input_size(const io::ConfigObject& cfg) {
+    if (!cfg.has("image") || !cfg.object("image").has("input_size")) return models::MobileNetV2::kInputSize;
+    const io::ConfigObject image = cfg.object("image");
+    const nlohmann::json& v = image.array("input_size");
+    const auto side = [](const nlohmann::json& x) { return x.is_number_integer() ? x.get<std::int64_t>() : -1; };
+    if (v.size() != 2 || side(v[0]) != side(v[1]) || side(v[0]) < 32 || side(v[0]) > 512 || side(v[0]) % 32 != 0)
+      image.fail("input_size", "expected [s, s] with s a multiple of 32 in [32, 512], got " + v.dump());
+    return static_cast<std::size_t>(side(v[0]));
   }
 
   // A caption to force → its words (text::tokenize_caption), checked before any image work.

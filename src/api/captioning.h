@@ -1,7 +1,8 @@
 // Image captioning API (docs/DESIGN.md §7): pixels of any size → caption, with the attention over the encoder grid
 // for every generated word. The whole path runs in the engine:
-//   image::preprocess (alpha over white, bilinear half-pixel resize to 224×224, x/127.5 − 1; image/preprocess.h)
-//   → models::MobileNetV2 (grid 7×7×1280) → models::ShowAttendTell (greedy or beam search).
+//   image::preprocess (alpha over white, bilinear half-pixel resize to s×s, x/127.5 − 1; image/preprocess.h; s =
+//   config.json "image.input_size", 224 by default) → models::MobileNetV2 (grid g×g×1280, g = s/32: 7 at 224)
+//   → models::ShowAttendTell (greedy or beam search).
 //
 // Bundles: a captioning bundle (architecture "show-attend-tell": config.json, the decoder weights, vocab.txt)
 // names its encoder bundle in config.json "encoder.bundle" (e.g. "mobilenet-v2-imagenet", architecture

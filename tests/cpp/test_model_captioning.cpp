@@ -354,6 +354,36 @@ TEST_CASE("captioning: broken bundles are reported") {
                                                      enc_cfg, std::vector<std::uint8_t>(enc_w.begin(), enc_w.end())),
                          doctest::Contains("length_norm"), Error);
   }
+  // image.input_size: the side the photo is resized to, a multiple of 32 (the grid is s/32 cells a side)
+  {
+    const std::string enc_cfg = read_file(kEncoderDir + "/config.json");
+    const std::string enc_w = read_file(kEncoderDir + "/weights.safetensors");
+    const std::string w = read_file(kTinyDir + "/weights.safetensors");
+    const std::map<std::string, std::string> files = {{"vocab.txt", read_file(kTinyDir + "/vocab.txt")}};
+    auto load_size = [&](const nlohmann::json& size) {
+      nlohmann::json cfg = nlohmann::json::parse(read_file(kTinyDir + "/config.json"));
+      cfg["image"]["input_size"] = size;
+      return api::Captioner::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), files,
+                                         enc_cfg, std::vector<std::uint8_t>(enc_w.begin(), enc_w.end()), "tiny");
+    };
+    for (const char* bad : {"[225, 225]", "[224, 256]", "[544, 544]", "[0, 0]", "[224]", "[\"224\", 224]", "[224.5, 224.5]"})
+      CHECK_THROWS_WITH_AS(load_size(nlohmann::json::parse(bad)),
+                           doctest::Contains("key \"image.input_size\": expected [s, s] with s a multiple of 32"), Error);
+    CHECK_THROWS_WITH_AS(load_size("224"), doctest::Contains("image.input_size"), Error);
+    const auto big = load_size(nlohmann::json::parse("[288, 288]"));
+    const std::uint8_t one[4] = {10, 200, 30, 255};
+    const api::Tensor g = big->encode(one, 4, 1, 1, 4);
+    CHECK(g.dims == std::vector<std::size_t>{9, 9, 1280});
+    api::CaptionParams prm;
+    prm.num_beams = 2;
+    prm.max_new_tokens = 3;
+    const api::CaptionResult r = big->caption(one, 4, 1, 1, prm);
+    REQUIRE(!r.attentions.empty());
+    CHECK(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), 9, 9});
+    // the same grid through caption_grid, and the default size without the key
+    CHECK(big->caption_grid(g, prm).token_ids == r.token_ids);
+    CHECK(load_size(nlohmann::json::parse("[224, 224]"))->encode(one, 4, 1, 1, 4).dims[0] == 7);
+  }
   // the PNM reader
   CHECK_THROWS_WITH_AS(image::decode_pnm("\x89PNG....", "x.png"), doctest::Contains("P5/P6"), Error);
   CHECK_THROWS_WITH_AS(image::decode_pnm("P6\n4 4\n255\nabc", "short.ppm"), doctest::Contains("truncated"), Error);

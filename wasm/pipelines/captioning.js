@@ -5,7 +5,7 @@
 //   const caption = await pipeline('image-to-text', 'flickr8k-mobilenet');
 //   const out = await caption(imageData, { num_beams: 3 });
 //   // { text: 'a dog runs through the grass', tokens: ['a', 'dog', …, '<end>'], token_ids: Int32Array,
-//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data: Float32Array }],
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g] (g = 7: the 224×224 input), data: Float32Array }],
 //   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
 //
 // Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
@@ -170,6 +170,8 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   const weights = bundleWeights(bundle, 'captioning', { copyShared: false });
   const vocab = bundleFile(bundle, vocabName, 'captioning', { what: 'vocabulary', copyShared: false });
   const enc = encoderBundle(bundle, 'captioning');
+  // The grid side: config.json "image.input_size" [s, s] / 32 (the engine checks s; 224 → 7 when absent).
+  const gridSide = Math.max(1, Math.round((bundle.config?.image?.input_size?.[0] ?? 224) / 32));
   const engine = getModule().Captioner.fromBundles(configText(bundle), weights, { [vocabName]: vocab },
     enc.configText, enc.weights, String(bundle.name ?? ''));
 
@@ -224,7 +226,8 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
         outputAttentions);
     },
-    /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [7·7·1280] (copies the image into the heap). */
+    /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [g·g·D] (g = 7 at the usual 224×224 input;
+     * D = 1280 + the bundle's cell channels; copies the image into the heap). */
     encode: (live, px) => {
       if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
         throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
@@ -233,7 +236,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       return live().encode(p.data, p.width, p.height, p.channels);
     },
     /** Grid (from encode) → the caption object of the engine, for benchmarks. */
-    captionGrid: (live, grid, opts = {}) => live().captionGrid(grid, 7, 7, JSON.stringify(opts)),
+    captionGrid: (live, grid, opts = {}) => live().captionGrid(grid, gridSide, gridSide, JSON.stringify(opts)),
   };
   return createPipeline({
     task: TASK, bundle, engine, call, methods,
