@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run pack`: the npm package as published — the files `npm pack` would take from this repository (package.json
 // "files"), staged in out/package/, with every bundled model whose matrices int8 halves replaced by its int8 bundle
-// (scripts/quantize.mjs: "weight_precision": "int8", its own manifest.json), then packed from there. The float32
+// (scripts/quantize.mjs: "weight_precision": "int8", its own manifest.json) and the shared ImageNet encoder without
+// the classifier no JS pipeline reads (featuresOnly below), then packed from there. The float32
 // bundles stay in the repository (and on the page); a user who wants them points env.modelBaseUrl at a copy.
 //
 //   node scripts/pack.mjs [--destination DIR] [--no-build] [--json]
