@@ -388,7 +388,7 @@ async function benchCaptioningEncoder(name) {
   }
   const parity = { images: images.length, max_grid_diff: maxDiff, max_grid_value: maxAbs };
   console.error(`${name}: parity ${JSON.stringify(parity)}`);
-  const rows = await timeWorkloads(name, [{ workload: 'image → 7×7×1280 grid', input: `Flickr8k test, first ${images.length}, 224×224`,
+  const rows = await timeWorkloads(name, [{ workload: 'image → 7×7 grid', input: `Flickr8k test, first ${images.length}, 224×224`,
     unit: 'img/s', inputs: images, attnlens: async (px) => ours.encode(px), ort: peer, parity }]);
   ours.dispose();
   return rows;

@@ -49,22 +49,34 @@ def read_safetensors(path):
     return safetensors_io.read_safetensors(path)[0]
 
 
-def load_encoder_bundle(encoder_dir):
-    """The MobileNetV2 of an encoder bundle (export_encoder.py), tensors upcast to float32, in eval mode."""
+def encoder_tensors(encoder_dir):
+    """An encoder bundle's weights as float32 torch tensors under torchvision's names: integer codes x their one
+    float32 scale where a "<name>_scale" is stored (export_encoder.py), else the values upcast."""
     config = json.load(open(os.path.join(encoder_dir, "config.json")))
     assert config["architecture"] == "mobilenet-v2", encoder_dir
     w = read_safetensors(os.path.join(encoder_dir, config["weights"]))
-    enc = mobilenet.build_mobilenet_v2()
-    esd = enc.state_dict()
-    for k in list(esd):
-        if k.endswith("num_batches_tracked"):
+    out = {}
+    for k, v in w.items():
+        if k.endswith("_scale"):
             continue
-        if k not in w and k.startswith("classifier."):
-            continue  # an encoder bundle without the ImageNet classifier (a fine-tuned captioning encoder)
-        v = w[k].astype(np.float32)
-        if k + "_scale" in w:  # integer codes x one float32 scale (export_encoder.py)
+        v = v.astype(np.float32)
+        if k + "_scale" in w:
             v = v * w[k + "_scale"].astype(np.float32)[0]
-        esd[k] = torch.from_numpy(v.astype(np.float32))
+        out[k] = torch.from_numpy(v.astype(np.float32))
+    return out
+
+
+def load_encoder_bundle(encoder_dir, weights_path=None):
+    """The MobileNetV2 of an encoder bundle, in eval mode. A bundle without the ImageNet classifier (a fine-tuned
+    captioning encoder) keeps the classifier of the .pth it is built on (weights_path, default ../shared/data)."""
+    enc = mobilenet.build_mobilenet_v2(weights_path=weights_path)
+    esd = enc.state_dict()
+    tensors = encoder_tensors(encoder_dir)
+    missing = [k for k in esd if k not in tensors and not k.endswith("num_batches_tracked")
+               and not k.startswith("classifier.")]
+    if missing:
+        raise KeyError("encoder bundle %s lacks %s" % (encoder_dir, ", ".join(missing[:5])))
+    esd.update(tensors)
     enc.load_state_dict(esd)
     enc.eval()
     return enc

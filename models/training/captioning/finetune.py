@@ -33,24 +33,17 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+import torchvision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bundle  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
+import text  # noqa: E402
 
 PAD, START, END, UNK = sat.PAD, sat.START, sat.END, sat.UNK
-TOKEN_RE = __import__("re").compile(r"\w+|[^\w\s]")
-
-
-def tokenize(s):
-    return TOKEN_RE.findall(s.lower())
-
-
-def build_vocab(token_lists, min_count):  # text.build_vocab, without text.py's nltk import
-    import collections
-    cnt = collections.Counter(w for toks in token_lists for w in toks)
-    return sat.SPECIALS + sorted((w for w, n in cnt.items() if n >= min_count), key=lambda w: (-cnt[w], w))
+tokenize, build_vocab = text.tokenize, text.build_vocab
 
 
 def corpus_bleu4(hyps, refs):
@@ -130,27 +123,11 @@ def build_encoder(args):
     to float32 rounding, export_encoder.py) or from the .pth."""
     if not args.encoder_bundle:
         return mobilenet.build_mobilenet_v2(weights_path=args.mobilenet)
-    sys.path.insert(0, os.path.dirname(HERE))
-    import safetensors_io  # models/training/
-    w = safetensors_io.read_safetensors(os.path.join(args.encoder_bundle, "weights.safetensors"))[0]
-    state = {}
-    for k, v in w.items():
-        if k.endswith("_scale"):
-            continue
-        v = v.astype(np.float32)
-        if k + "_scale" in w:
-            v = v * w[k + "_scale"].astype(np.float32)[0]
-        state[k] = torch.from_numpy(v)
-    ref = torchvision_keys()
-    for k in ref:
-        if k.endswith("num_batches_tracked"):
-            state[k] = torch.tensor(0)
+    state = bundle.encoder_tensors(args.encoder_bundle)
+    for name, buf in torchvision.models.mobilenet_v2().state_dict().items():
+        if name.endswith("num_batches_tracked"):
+            state[name] = buf
     return mobilenet.build_mobilenet_v2(state=state)
-
-
-def torchvision_keys():
-    import torchvision
-    return list(torchvision.models.mobilenet_v2().state_dict())
 
 
 class Captioner(torch.nn.Module):

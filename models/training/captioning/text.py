@@ -7,8 +7,6 @@ model vocabulary and for BLEU. Vocabulary = <pad>, <start>, <end>, <unk>, then t
 import collections
 import re
 
-from nltk.translate.bleu_score import corpus_bleu
-
 from sat import SPECIALS, START, END, PAD, UNK
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
@@ -36,6 +34,7 @@ def decode(ids, itos):
 def bleu_scores(hyps, refs):
     """hyps: list of strings; refs: list of lists of strings. Returns BLEU-1..4 in percent (nltk corpus_bleu,
     no smoothing; BLEU-n uses uniform weights over 1..n-grams)."""
+    from nltk.translate.bleu_score import corpus_bleu  # here, not at the top: tokenize/build_vocab need no nltk
     h = [tokenize(x) for x in hyps]
     r = [[tokenize(y) for y in rs] for rs in refs]
     out = {}
