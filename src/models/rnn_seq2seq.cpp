@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -109,41 +110,120 @@ typename Cell::Direction load_direction(const io::Bundle& b, const std::string& 
   return d;
 }
 
-// The map arena both RNN decoders share: one attention row (S) per row and step, in that step's row order.
+// The map arena both RNN decoders share: one attention row per decoder row and step, in that step's row order; a
+// row's length is its own source's (a list's sources differ).
 class CrossRecorder {
  public:
-  void start(std::size_t S, std::size_t rows, std::size_t steps) {
+  // Sized for `rows` rows of `floats_per_step` floats in all over `steps` steps (it grows past that if needed).
+  void start(std::size_t floats_per_step, std::size_t rows, std::size_t steps) {
     on_ = true;
-    S_ = S;
-    rows_.reserve(std::min<std::size_t>(steps * rows * S, std::size_t{1} << 20));  // grows past 4 MB if needed
-    begin_.reserve(std::min<std::size_t>(steps, 1024));
+    values_.reserve(std::min<std::size_t>(steps * floats_per_step, std::size_t{1} << 20));  // grows past 4 MB if needed
+    offset_.reserve(std::min<std::size_t>(steps * rows, std::size_t{1} << 16));
+    first_.reserve(std::min<std::size_t>(steps, 1024));
   }
   bool on() const { return on_; }
-  // Room for this step's n rows; row r's weights go to the returned pointer + r·S.
-  float* next_step(std::size_t n) {
-    begin_.push_back(rows_.size());
-    rows_.resize(rows_.size() + n * S_);
-    return rows_.data() + begin_.back();
+  void next_step() { first_.push_back(offset_.size()); }
+  // Room for the next row of this step (rows in order), S weights; valid until the next call.
+  float* next_row(std::size_t S) {
+    offset_.push_back({values_.size(), S});
+    values_.resize(values_.size() + S);
+    return values_.data() + offset_.back().first;
   }
   // "cross" [T,S] of the hypothesis whose step t ran as row rows[t].
   void trace(const std::vector<int>& rows, AttentionTrace& trace) const {
     const std::size_t T = rows.size();
-    require(T <= begin_.size(), "rnn-seq2seq: trace_hypothesis beyond the recorded steps");
-    float* cross = trace.add("cross", -1, -1, -1, {T, S_});  // written once, in the trace's arena
+    require(T <= first_.size(), "rnn-seq2seq: trace_hypothesis beyond the recorded steps");
+    if (T == 0) return;
+    auto at = [&](std::size_t t) {
+      const std::size_t i = first_[t] + static_cast<std::size_t>(rows[t]);
+      require(rows[t] >= 0 && i < (t + 1 < first_.size() ? first_[t + 1] : offset_.size()),
+              "rnn-seq2seq: trace_hypothesis of a row that step did not run");
+      return offset_[i];
+    };
+    const std::size_t S = at(0).second;
+    float* cross = trace.add("cross", -1, -1, -1, {T, S});  // written once, in the trace's arena
     if (cross == nullptr) return;
-    for (std::size_t t = 0; t < T; ++t)
-      std::copy_n(rows_.data() + begin_[t] + static_cast<std::size_t>(rows[t]) * S_, S_, cross + t * S_);
+    for (std::size_t t = 0; t < T; ++t) {
+      const auto [offset, length] = at(t);
+      require(length == S, "rnn-seq2seq: trace_hypothesis across rows of different sources");
+      std::copy_n(values_.data() + offset, S, cross + t * S);
+    }
   }
 
  private:
   bool on_ = false;
-  std::size_t S_ = 0;
-  std::vector<float> rows_;
-  std::vector<std::size_t> begin_;
+  std::vector<float> values_;
+  std::vector<std::pair<std::size_t, std::size_t>> offset_;  // per (step, row): where its weights start, S
+  std::vector<std::size_t> first_;                           // per step: its first entry in offset_
+};
+
+// The sources a decoder reads, one per row: a list's rows each have their own (start_many), a beam's rows share one.
+// reorder() moves each row's source index with its state.
+template <typename Encoded>
+class RowSources {
+ public:
+  explicit RowSources(std::vector<std::shared_ptr<const Encoded>> encs) : encs_(std::move(encs)) {
+    require(!encs_.empty(), "rnn-seq2seq: a decoder needs at least one source");
+    for (std::size_t i = 0; i < encs_.size(); ++i) {
+      of_row_.push_back(static_cast<int>(i));
+      max_S_ = std::max(max_S_, encs_[i]->S);
+      sum_S_ += encs_[i]->S;
+    }
+  }
+  const Encoded& operator[](std::size_t row) const { return *encs_[static_cast<std::size_t>(of_row_[row])]; }
+  const Encoded& only() const {
+    require(encs_.size() == 1, "rnn-seq2seq: an attention signal (coverage) needs a decoder over one source");
+    return *encs_.front();
+  }
+  std::size_t count() const { return encs_.size(); }
+  std::size_t max_S() const { return max_S_; }
+  // Floats one step records at most: every row of a beam over one source, or one row per source of a list.
+  std::size_t floats_per_step(std::size_t rows) const { return encs_.size() == 1 ? rows * max_S_ : sum_S_; }
+  void reorder(const std::vector<int>& parents) {
+    spare_.resize(parents.size());
+    for (std::size_t r = 0; r < parents.size(); ++r) spare_[r] = of_row_[static_cast<std::size_t>(parents[r])];
+    of_row_.swap(spare_);
+  }
+
+ private:
+  std::vector<std::shared_ptr<const Encoded>> encs_;
+  std::vector<int> of_row_, spare_;
+  std::size_t max_S_ = 0, sum_S_ = 0;
+};
+
+// What both RNN families share above their decoders (Model::Decoder over Model::Encoded sources): a decoder over
+// one source (start; forward = teacher forcing through it) or over a list's sources, one row each (start_many), each
+// source encoded once (Model::encode) and shared by the rows that read it.
+template <typename Model>
+class RnnTranslator : public Seq2SeqModel {
+ public:
+  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace*) const override {
+    return std::make_unique<typename Model::Decoder>(self(), encode_each({src}));
+  }
+  bool decodes_sources_together() const override { return true; }
+  std::unique_ptr<Seq2SeqDecoder> start_many(const std::vector<std::vector<int>>& srcs,
+                                             const std::vector<AttentionTrace*>& traces) const override {
+    require(!srcs.empty() && traces.size() == srcs.size(), "rnn-seq2seq: start_many needs one trace slot per source");
+    return std::make_unique<typename Model::Decoder>(self(), encode_each(srcs));  // (no encoder maps for traces)
+  }
+  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                             AttentionTrace* trace) const override {
+    typename Model::Decoder dec(self(), encode_each({src}));
+    return teacher_force(dec, tgt_in, trace);
+  }
+
+ private:
+  const Model& self() const { return static_cast<const Model&>(*this); }
+  auto encode_each(const std::vector<std::vector<int>>& srcs) const {  // (auto: Model is complete only here)
+    std::vector<std::shared_ptr<const typename Model::Encoded>> encs;
+    encs.reserve(srcs.size());
+    for (const auto& src : srcs) encs.push_back(std::make_shared<const typename Model::Encoded>(self().encode(src)));
+    return encs;
+  }
 };
 
 // ============================================================================================ additive (GRU)
-class RnnAdditive : public Seq2SeqModel {
+class RnnAdditive : public RnnTranslator<RnnAdditive> {
  public:
   explicit RnnAdditive(const io::Bundle& b) {
     c_.load(b);
@@ -189,40 +269,49 @@ class RnnAdditive : public Seq2SeqModel {
 
   class Decoder : public Seq2SeqDecoder {
    public:
-    Decoder(const RnnAdditive& m, Encoded enc) : m_(m), enc_(std::move(enc)), state_(enc_.s0) {}
+    Decoder(const RnnAdditive& m, std::vector<std::shared_ptr<const Encoded>> encs) : m_(m), src_(std::move(encs)) {
+      for (std::size_t r = 0; r < src_.count(); ++r) state_.insert(state_.end(), src_[r].s0.begin(), src_[r].s0.end());
+    }
     std::size_t vocab_size() const override { return m_.c_.vocab; }
-    std::size_t source_length() const override { return enc_.S; }
+    std::size_t source_length() const override { return src_[0].S; }
     std::size_t rows() const override { return state_.size() / m_.dec_hidden_; }
-    void record_maps(std::size_t rows, std::size_t steps) override { rec_.start(enc_.S, rows, steps); }
-    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
+    void record_maps(std::size_t rows, std::size_t steps) override {
+      rec_.start(src_.floats_per_step(rows), rows, steps);
+    }
+    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
+      return steps * src_.floats_per_step(rows);
+    }
     void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
-    // The rows (a beam's hypotheses) go through each packed product together, in pairs (kernels::linear_packed):
-    // the same bits per row as one row at a time.
+    // The rows (a beam's hypotheses, or a list's sources) go through each packed product together, in pairs
+    // (kernels::linear_packed): the same bits per row as one row at a time. Each row attends over its own source.
     void step(const int* prev, float* logits, float* attention) override {
-      const std::size_t N = rows(), S = enc_.S, A = m_.attn_, Dh = m_.dec_hidden_, e = m_.c_.emb;
+      const std::size_t N = rows(), A = m_.attn_, Dh = m_.dec_hidden_, e = m_.c_.emb;
       const std::size_t C = 2 * m_.c_.enc_hidden;
+      const std::size_t S_all = attention != nullptr ? src_.only().S : 0;  // the coverage signal: one source
       q_.resize(N * A);
-      tmp_.resize(S * A);
-      alpha_.resize(S);
+      tmp_.resize(src_.max_S() * A);
+      alpha_.resize(src_.max_S());
       in_.resize(N * (e + C));
       readout_in_.resize(N * (Dh + C + e));
       o_.resize(N * e);
       scratch_.resize(N * 9 * Dh);
-      float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
+      if (rec_.on()) rec_.next_step();
       // q (N, A) = W_q s + b_q
       kernels::linear_packed(N, state_.data(), Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
       for (std::size_t r = 0; r < N; ++r) {
-        float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
+        const Encoded& enc = src_[r];
+        const std::size_t S = enc.S;
+        float* alpha = rec_.on() ? rec_.next_row(S) : alpha_.data();  // (S): in the map arena while recording
         // e_ti = vᵀ tanh(q + U h_i); a_t = softmax(e_t)   (the catalogue's additive score and soft alignment)
-        attention::score_additive_hidden(m_.v_.data(), A, q_.data() + r * A, 1, enc_.keys.data(), S, alpha,
+        attention::score_additive_hidden(m_.v_.data(), A, q_.data() + r * A, 1, enc.keys.data(), S, alpha,
                                          tmp_.data());
         attention::align_soft(alpha, 1, S);
-        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
+        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S_all);
         // in (N, e + C) = [E y; c_t], c_t = Σ a_ti h_i
         float* in = in_.data() + r * (e + C);
         m_.c_.row(prev[r], in);
-        attention::soft_context(alpha, 1, S, enc_.memory.data(), C, in + e);
+        attention::soft_context(alpha, 1, S, enc.memory.data(), C, in + e);
       }
       // s_t = GRUCell([E y; c_t], s) for every row
       nn::gru_cell_step_rows(m_.decoder_.cell(0), N, in_.data(), e + C, state_.data(), Dh, scratch_.data());
@@ -247,27 +336,19 @@ class RnnAdditive : public Seq2SeqModel {
         std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * Dh, Dh, spare_.data() + r * Dh);
       }
       state_.swap(spare_);
+      src_.reorder(parents);
     }
 
    private:
     const RnnAdditive& m_;
-    Encoded enc_;
+    RowSources<Encoded> src_;
     std::vector<float> state_, spare_;  // (rows, Dh)
     std::vector<float> q_, tmp_, alpha_, in_, readout_in_, o_, scratch_;
     CrossRecorder rec_;
   };
 
-  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace*) const override {
-    return std::make_unique<Decoder>(*this, encode(src));
-  }
-
-  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
-                             AttentionTrace* trace) const override {
-    Decoder dec(*this, encode(src));
-    return teacher_force(dec, tgt_in, trace);
-  }
-
  private:
+  friend class RnnTranslator;
   Encoded encode(const std::vector<int>& src) const {
     const std::size_t S = src.size(), H = c_.enc_hidden, Dh = dec_hidden_;
     std::vector<const float*> proj;  // (S, 2·3H): W_ih E[src] + b_ih, both directions
@@ -296,7 +377,7 @@ class RnnAdditive : public Seq2SeqModel {
 };
 
 // ============================================================================================ general (LSTM)
-class RnnGeneral : public Seq2SeqModel {
+class RnnGeneral : public RnnTranslator<RnnGeneral> {
  public:
   explicit RnnGeneral(const io::Bundle& b) {
     c_.load(b);
@@ -340,33 +421,40 @@ class RnnGeneral : public Seq2SeqModel {
 
   class Decoder : public Seq2SeqDecoder {
    public:
-    Decoder(const RnnGeneral& m, Encoded enc) : m_(m), enc_(std::move(enc)) {
+    Decoder(const RnnGeneral& m, std::vector<std::shared_ptr<const Encoded>> encs) : m_(m), src_(std::move(encs)) {
       const std::size_t L = m_.decoder_.size(), D = m_.D_;
       // Row layout: per layer (h D, c D), then feed (e).
       row_size_ = L * 2 * D + m_.c_.emb;
-      state_.assign(row_size_, 0.0f);
-      for (std::size_t l = 0; l < L; ++l) {
-        std::copy_n(enc_.h0.data(), D, state_.data() + l * 2 * D);
-        std::copy_n(enc_.c0.data(), D, state_.data() + l * 2 * D + D);
-      }
+      state_.assign(src_.count() * row_size_, 0.0f);
+      for (std::size_t r = 0; r < src_.count(); ++r)
+        for (std::size_t l = 0; l < L; ++l) {
+          std::copy_n(src_[r].h0.data(), D, state_.data() + r * row_size_ + l * 2 * D);
+          std::copy_n(src_[r].c0.data(), D, state_.data() + r * row_size_ + l * 2 * D + D);
+        }
     }
     std::size_t vocab_size() const override { return m_.c_.vocab; }
-    std::size_t source_length() const override { return enc_.S; }
+    std::size_t source_length() const override { return src_[0].S; }
     std::size_t rows() const override { return state_.size() / row_size_; }
-    void record_maps(std::size_t rows, std::size_t steps) override { rec_.start(enc_.S, rows, steps); }
-    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override { return rows * steps * enc_.S; }
+    void record_maps(std::size_t rows, std::size_t steps) override {
+      rec_.start(src_.floats_per_step(rows), rows, steps);
+    }
+    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
+      return steps * src_.floats_per_step(rows);
+    }
     void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
-    // The rows (a beam's hypotheses) go through each packed product together, in pairs (kernels::linear_packed):
-    // the same bits per row as one row at a time. A row of state_ is [layer l: h, c]… then the input feed.
+    // The rows (a beam's hypotheses, or a list's sources) go through each packed product together, in pairs
+    // (kernels::linear_packed): the same bits per row as one row at a time. Each row attends over its own source.
+    // A row of state_ is [layer l: h, c]… then the input feed.
     void step(const int* prev, float* logits, float* attention) override {
-      const std::size_t N = rows(), S = enc_.S, D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
+      const std::size_t N = rows(), D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
+      const std::size_t S_all = attention != nullptr ? src_.only().S : 0;  // the coverage signal: one source
       x_.resize(N * 2 * e);
       gates_.resize(N * 8 * D);
-      alpha_.resize(S);
+      alpha_.resize(src_.max_S());
       cat_.resize(N * 2 * D);
       o_.resize(N * e);
-      float* rec = rec_.on() ? rec_.next_step(N) : nullptr;
+      if (rec_.on()) rec_.next_step();
       // x_t (N, 2e) = [E y; htilde_{t−1}]
       for (std::size_t r = 0; r < N; ++r) {
         m_.c_.row(prev[r], x_.data() + r * 2 * e);
@@ -379,13 +467,15 @@ class RnnGeneral : public Seq2SeqModel {
         nn::lstm_cell_step_rows(m_.decoder_[l].cell(0), N, x, ldx, h, row_size_, h + D, row_size_, gates_.data());
       }
       for (std::size_t r = 0; r < N; ++r) {
+        const Encoded& enc = src_[r];
+        const std::size_t S = enc.S;
         const float* h_top = state_.data() + r * row_size_ + (L - 1) * 2 * D;
-        float* alpha = rec != nullptr ? rec + r * S : alpha_.data();  // (S): in the map arena while recording
+        float* alpha = rec_.on() ? rec_.next_row(S) : alpha_.data();  // (S): in the map arena while recording
         // score_i = h_tᵀ (W_a hbar_i) (keys = W_a hbar, computed once); a = softmax(score); c_t = Σ a_i hbar_i:
         // the catalogue's key-value attention with a dot score; cat (N, 2D) = [c_t; h_t]
-        attention::key_value_attention(h_top, 1, enc_.keys.data(), enc_.memory.data(), S, D, D, alpha,
+        attention::key_value_attention(h_top, 1, enc.keys.data(), enc.memory.data(), S, D, D, alpha,
                                        cat_.data() + r * 2 * D, attention::KeyValueScore::kDot);
-        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S);
+        if (attention != nullptr) std::copy_n(alpha, S, attention + r * S_all);
         std::copy_n(h_top, D, cat_.data() + r * 2 * D + D);
       }
       // htilde = tanh(W_c [c_t; h_t]), fed to the next step
@@ -406,28 +496,20 @@ class RnnGeneral : public Seq2SeqModel {
                     spare_.data() + r * row_size_);
       }
       state_.swap(spare_);
+      src_.reorder(parents);
     }
 
    private:
     const RnnGeneral& m_;
-    Encoded enc_;
+    RowSources<Encoded> src_;
     std::size_t row_size_ = 0;
     std::vector<float> state_, spare_;  // (rows, row_size)
     std::vector<float> x_, gates_, alpha_, cat_, o_;
     CrossRecorder rec_;
   };
 
-  std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace*) const override {
-    return std::make_unique<Decoder>(*this, encode(src));
-  }
-
-  std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
-                             AttentionTrace* trace) const override {
-    Decoder dec(*this, encode(src));
-    return teacher_force(dec, tgt_in, trace);
-  }
-
  private:
+  friend class RnnTranslator;
   Encoded encode(const std::vector<int>& src) const {
     const std::size_t S = src.size(), H = c_.enc_hidden, D = D_;
     std::vector<const float*> proj;  // (S, 2·4H): W_ih E[src] + b_ih + b_hh, both directions

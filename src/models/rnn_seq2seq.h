@@ -21,6 +21,7 @@
 //          attn_w.weight, attn_combine.weight, out_bias
 //
 // Both return one attention map per decoding step over the source positions: "cross" [T,S] (layer −1, head −1).
+// Both decode a list's sources together (start_many: one decoder row per source, each attending over its own).
 // Config (export.py / bundle.py): architecture "rnn-seq2seq", attention, vocab_size, embedding_dim,
 // encoder_hidden, encoder_cell, decoder_cell, decoder_hidden, decoder_layers, input_feeding, attention_dim
 // (additive), shared_embeddings, output_bias; optional max_source_positions (default 256: the API truncates

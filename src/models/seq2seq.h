@@ -45,7 +45,8 @@ class Seq2SeqModel {
   // decoder's maps come from the same decoder through record_maps / trace_hypothesis).
   virtual std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const = 0;
 
-  // Whether start_many() gives a decoder (the Transformer); the others decode sources one by one.
+  // Whether start_many() gives a decoder (the Transformer and both RNN translators); a model that says no has its
+  // sources decoded one by one.
   virtual bool decodes_sources_together() const { return false; }
   // Several sources decoded together: a decoder holding one row per source, in order, each row reading its own
   // source — every layer of a step takes all the rows at once, and each row's numbers are the bits it would have

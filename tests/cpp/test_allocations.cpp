@@ -127,6 +127,17 @@ TEST_CASE("allocations: the RNN decoders' steps allocate nothing once warm") {
         auto dec = model->start(src, nullptr);
         CHECK(steady_state_allocations(*dec, rows, record, 3, 12) == 0);
       }
+    // A list's sources decoded together (start_many: each row its own source), recording.
+    const std::vector<std::vector<int>> srcs{src, {8, 3}, {9, 10, 11, 12, 13, 3}};
+    auto list = model->start_many(srcs, std::vector<attnlens::AttentionTrace*>(srcs.size(), nullptr));
+    REQUIRE(list != nullptr);
+    list->record_maps(srcs.size(), 16);
+    std::vector<float> logits(srcs.size() * list->vocab_size());
+    std::vector<int> prev(srcs.size(), 2);
+    for (int i = 0; i < 3; ++i) list->step(prev.data(), logits.data(), nullptr);
+    CHECK(allocations_of([&] {
+            for (int i = 0; i < 12; ++i) list->step(prev.data(), logits.data(), nullptr);
+          }) == 0);
   }
 }
 

@@ -724,9 +724,11 @@ TEST_CASE("translation: int8 weights stay within their stated deviation of the f
   }
 }
 
-TEST_CASE("transformer: sources decoded together (start_many + greedy_search_many) equal each decoded alone") {
-  const std::string dir = source_path("models/de-en-transformer");
-  const attnlens::models::TransformerSeq2Seq model(attnlens::io::Bundle::load(dir));
+namespace {
+
+// start_many + greedy_search_many over the first golden sources (and a source of </s> alone) against each source
+// decoded alone: same tokens, score and every map, bit for bit; one source cut short by its limit.
+void check_sources_decoded_together(const attnlens::models::Seq2SeqModel& model, const std::string& dir) {
   const auto golden_json = read_json(dir + "/golden.json");
   std::vector<std::vector<int>> srcs;
   for (std::size_t i = 0; i < 4; ++i) srcs.push_back(ids_of(golden_json["cases"][i]["source_ids"]));
@@ -738,6 +740,7 @@ TEST_CASE("transformer: sources decoded together (start_many + greedy_search_man
   std::vector<AttentionTrace> traces(srcs.size());
   std::vector<AttentionTrace*> slots;
   for (auto& t : traces) slots.push_back(&t);
+  REQUIRE(model.decodes_sources_together());
   auto batch = model.start_many(srcs, slots);
   REQUIRE(batch != nullptr);
   REQUIRE(batch->rows() == srcs.size());
@@ -758,6 +761,7 @@ TEST_CASE("transformer: sources decoded together (start_many + greedy_search_man
     step->trace_hypothesis(r.rows, alone);
     batch->trace_hypothesis(found[i].rows, traces[i]);
     REQUIRE(traces[i].size() == alone.size());
+    REQUIRE(alone.size() > 0);
     for (std::size_t m = 0; m < alone.size(); ++m) {
       CHECK(traces[i][m].name == alone[m].name);
       CHECK(traces[i][m].dims == alone[m].dims);
@@ -766,17 +770,26 @@ TEST_CASE("transformer: sources decoded together (start_many + greedy_search_man
   }
   CHECK(found[1].tokens.size() == 3);
   CHECK_FALSE(found[1].finished);
-  // The RNN translators decode their sources one by one (no batched decoder).
-  const auto rnn = attnlens::models::make_rnn_seq2seq(
-      attnlens::io::Bundle::load(source_path("tests/goldens/translation/rnn-general")));
-  CHECK_FALSE(rnn->decodes_sources_together());
-  CHECK(model.decodes_sources_together());
-  CHECK(rnn->start_many(srcs, std::vector<AttentionTrace*>(srcs.size(), nullptr)) == nullptr);
   float coverage[64];
   int prev[5] = {2, 2, 2, 2, 2};
   std::vector<float> logits(srcs.size() * model.vocab_size());
   auto again = model.start_many(srcs, std::vector<AttentionTrace*>(srcs.size(), nullptr));
   CHECK_THROWS_AS(again->step(prev, logits.data(), coverage), attnlens::Error);  // no coverage over several sources
+}
+
+}  // namespace
+
+TEST_CASE("transformer: sources decoded together (start_many + greedy_search_many) equal each decoded alone") {
+  const std::string dir = source_path("models/de-en-transformer");
+  check_sources_decoded_together(attnlens::models::TransformerSeq2Seq(attnlens::io::Bundle::load(dir)), dir);
+}
+
+TEST_CASE("rnn translators: sources decoded together (start_many + greedy_search_many) equal each decoded alone") {
+  for (const std::string name : {"de-en-rnn-general", "de-en-rnn-additive"}) {
+    CAPTURE(name);
+    const std::string dir = source_path("models/" + name);
+    check_sources_decoded_together(*attnlens::models::make_rnn_seq2seq(attnlens::io::Bundle::load(dir)), dir);
+  }
 }
 
 TEST_CASE("translation: RNN encoders read each word's kept input projection with the same bits, cold or warm") {

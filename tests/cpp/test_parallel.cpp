@@ -188,11 +188,13 @@ TEST_CASE("parallel: kernels give the same bits for any thread count") {
 }
 
 TEST_CASE("parallel: translate_many and classify_many equal one call per text, for any thread count") {
-  const auto translator = attnlens::api::Translator::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/de-en-general");
   const std::vector<std::string> texts = {"Wie geht es dir?", "Ein Mann fährt Fahrrad auf der Straße.", "",
                                           "Ich habe heute keine Zeit, aber morgen komme ich gern.", "Danke!"};
-  for (int beams : {1, 4}) {
+  // The Transformer and both RNN translators (greedy lists decoded together, beams one text at a time).
+  for (const char* name : {"de-en-general", "de-en-rnn-general", "de-en-rnn-additive"}) for (int beams : {1, 4}) {
+    CAPTURE(name);
     CAPTURE(beams);
+    const auto translator = attnlens::api::Translator::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/" + name);
     attnlens::api::TranslationParams params;
     params.num_beams = beams;
     std::vector<attnlens::api::TranslationResult> single;
@@ -212,6 +214,7 @@ TEST_CASE("parallel: translate_many and classify_many equal one call per text, f
     });
   }
   {
+    const auto translator = attnlens::api::Translator::load(std::string(ATTNLENS_SOURCE_DIR) + "/models/de-en-general");
     Threads t(2);
     attnlens::api::TranslationParams bad;
     bad.num_beams = 1000;
