@@ -458,11 +458,13 @@ void check_bundle_goldens(const std::string& dir) {
       w = info.shape[1];
       for (float v : g.to_float(p + "pixels")) px.push_back(static_cast<std::uint8_t>(v));
     }
-    // the grid the decoder attends over, from the API: [7, 7, 1280], + 3 channels with encoder.cell_colour (mean
+    // the grid the decoder attends over, from the API: [g, g, 1280] (g = image.input_size / 32: 7 at 224), + 3
+    // channels with encoder.cell_colour (mean
     // input colour of the cell, golden "cell_colour"), + 2 with encoder.cell_position (the cell centre in [-1, 1])
     const api::Tensor dg = captioner->encode(px.data(), px.size(), w, h, 4);
     REQUIRE(dg.dims.size() == 3);
-    const std::size_t D = dg.dims[2];
+    REQUIRE(dg.dims[0] == dg.dims[1]);
+    const std::size_t D = dg.dims[2], side = dg.dims[0], cells_n = side * side;
     const auto& ecfg = cap_bundle.config().at("encoder");
     const bool cell_colour = ecfg.contains("cell_colour");
     const bool cell_position = ecfg.contains("cell_position");
@@ -470,10 +472,11 @@ void check_bundle_goldens(const std::string& dir) {
     REQUIRE(D == 1280u + (cell_colour ? 3u : 0u) + (cell_position ? 2u : 0u));
     REQUIRE(dec.config().feat_dim == D);
     if (cell_position) {
-      for (std::size_t cell = 0; cell < 49; ++cell) {
+      const double g = static_cast<double>(side);
+      for (std::size_t cell = 0; cell < cells_n; ++cell) {
         const float x = dg.data[cell * D + D - 2], y = dg.data[cell * D + D - 1];
-        CHECK(std::fabs(x - ((cell % 7) + 0.5) / 7.0 * 2 + 1) < 1e-6);
-        CHECK(std::fabs(y - ((cell / 7) + 0.5) / 7.0 * 2 + 1) < 1e-6);
+        CHECK(std::fabs(x - (static_cast<double>(cell % side) + 0.5) / g * 2 + 1) < 1e-6);
+        CHECK(std::fabs(y - (static_cast<double>(cell / side) + 0.5) / g * 2 + 1) < 1e-6);
       }
     }
     std::vector<float> cells, colours;
@@ -482,12 +485,12 @@ void check_bundle_goldens(const std::string& dir) {
                    dg.data.begin() + cell * static_cast<std::ptrdiff_t>(D) + 1280);
     close(what + " grid cells", cells, p + "grid_cells");
     if (cell_colour) {
-      for (std::size_t cell = 0; cell < 49; ++cell)
+      for (std::size_t cell = 0; cell < cells_n; ++cell)
         colours.insert(colours.end(), dg.data.begin() + static_cast<std::ptrdiff_t>(cell * D + 1280),
                        dg.data.begin() + static_cast<std::ptrdiff_t>(cell * D + 1283));
       close(what + " cell colours", colours, p + "cell_colour");
     }
-    const models::ShowAttendTell::Encoded e = dec.encode(dg.data.data(), 49);
+    const models::ShowAttendTell::Encoded e = dec.encode(dg.data.data(), cells_n);
     const models::SatDecodeResult gr = dec.greedy(e);
     CHECK(gr.tokens == c.at("greedy").at("token_ids").get<std::vector<int>>());
     close(what + " greedy logits", gr.logits, p + "greedy/logits");
@@ -570,7 +573,7 @@ void check_bundle_goldens(const std::string& dir) {
       std::string joined;
       for (const auto& wd : words) joined += (joined.empty() ? "" : " ") + wd;
       CHECK(r.text == joined);
-      REQUIRE(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+      REQUIRE(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), side, side});
       close_abs(what + " forced logprobs", r.token_logprobs, fg.to_float(fp + "logprobs"));
       close_abs(what + " forced attention", r.attentions.at(0).data.to_vector(), fg.to_float(fp + "attention"));
       close_abs(what + " forced beta", r.betas, fg.to_float(fp + "beta"));

@@ -32,16 +32,31 @@ import safetensors_io  # noqa: E402  (models/training/)
 
 DTYPES = safetensors_io.DTYPES
 ENCODER_BUNDLE = "mobilenet-v2-imagenet"
-IMAGE_CONFIG = {
-    "input_size": [mobilenet.INPUT_SIZE, mobilenet.INPUT_SIZE],
-    "channels": "RGB",
-    "alpha_background": list(mobilenet.BACKGROUND_RGB),
-    "alpha_composite": "c = (rgb * a + background * (255 - a)) / 255 per source pixel, float32",
-    "resize": "bilinear, half-pixel centres, no antialias, whole image squashed to 224x224 (no crop): "
-              "s = (dst + 0.5) * in/out - 0.5, clamped below at 0; i0 = floor(s), i1 = min(i0 + 1, in - 1)",
-    "normalize": "x = v / 127.5 - 1",
-    "layout": "CHW",
-}
+
+
+def image_config(size=mobilenet.INPUT_SIZE):
+    """config.json "image" of a bundle whose encoder reads size x size pixels (a multiple of 32: the grid is size/32
+    cells a side; the engine takes 32 ... 512)."""
+    assert size % 32 == 0 and 32 <= size <= 512, size
+    return {
+        "input_size": [size, size],
+        "channels": "RGB",
+        "alpha_background": list(mobilenet.BACKGROUND_RGB),
+        "alpha_composite": "c = (rgb * a + background * (255 - a)) / 255 per source pixel, float32",
+        "resize": "bilinear, half-pixel centres, no antialias, whole image squashed to %dx%d (no crop): "
+                  "s = (dst + 0.5) * in/out - 0.5, clamped below at 0; i0 = floor(s), i1 = min(i0 + 1, in - 1)"
+                  % (size, size),
+        "normalize": "x = v / 127.5 - 1",
+        "layout": "CHW",
+    }
+
+
+IMAGE_CONFIG = image_config()
+
+
+def input_size(config):
+    """The side a bundle's config.json gives its encoder's input (224 when it names none)."""
+    return int(config.get("image", {}).get("input_size", [mobilenet.INPUT_SIZE])[0])
 write_safetensors = safetensors_io.write_safetensors
 
 
@@ -114,8 +129,10 @@ def export_bundle(ckpt_path, out_dir, name, task, decoder_dtype="F16", extra_con
 
 
 def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decoder_dtype="F16", extra_config=None,
-                         encoder_bundle=ENCODER_BUNDLE, num_beams=3, length_norm=0.0):
-    """tensors: {"decoder.<name>": array}; hp: the ShowAttendTell sizes (feat_dim, proj_dim, ...)."""
+                         encoder_bundle=ENCODER_BUNDLE, num_beams=3, length_norm=0.0, size=mobilenet.INPUT_SIZE):
+    """tensors: {"decoder.<name>": array}; hp: the ShowAttendTell sizes (feat_dim, proj_dim, ...); size: the encoder's
+    input side (grid size/32 cells a side)."""
+    g = size // 32
     os.makedirs(out_dir, exist_ok=True)
     write_safetensors(os.path.join(out_dir, "weights.safetensors"), tensors)
     with open(os.path.join(out_dir, "vocab.txt"), "w") as f:
@@ -128,12 +145,12 @@ def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decode
         "name": name,
         "weights": "weights.safetensors",
         "weights_dtype": {"decoder": decoder_dtype},
-        "image": IMAGE_CONFIG,
+        "image": image_config(size),
         "encoder": {
             "bundle": encoder_bundle,
             "type": "mobilenet_v2",
             "grid_layer": "features (after features.18)",
-            "grid": [7, 7],
+            "grid": [g, g],
             "feat_dim": hp["feat_dim"],
         },
         "decoder": {
@@ -167,14 +184,14 @@ def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decode
     if extra_config.pop("cell_colour", None):
         # mobilenet.cell_colour: appended to every cell's 1280 features, so encoder.feat_dim is 1283
         config["encoder"]["cell_colour"] = "mean_rgb"
-        config["encoder"]["cell_colour_rule"] = ("each cell (r, c) of the 7x7 grid gets 3 more channels: the mean of "
+        config["encoder"]["cell_colour_rule"] = ("each cell (r, c) of the %dx%d grid gets 3 more channels: the mean of "
                                                  "the preprocessed input x over pixels [32r, 32r+32) x [32c, 32c+32), "
-                                                 "channels R, G, B, after its 1280 MobileNetV2 channels")
+                                                 "channels R, G, B, after its 1280 MobileNetV2 channels" % (g, g))
     if extra_config.pop("cell_position", None):
         # mobilenet.cell_position: appended after the cell colour
         config["encoder"]["cell_position"] = "xy"
         config["encoder"]["cell_position_rule"] = ("then 2 more channels per cell (r, c): its centre "
-                                                   "((c + 0.5) / 7 * 2 - 1, (r + 0.5) / 7 * 2 - 1)")
+                                                   "((c + 0.5) / %d * 2 - 1, (r + 0.5) / %d * 2 - 1)" % (g, g))
     if extra_config:
         config.update(extra_config)
     with open(os.path.join(out_dir, "config.json"), "w") as f:

@@ -8,13 +8,14 @@ same size?
 
 For every photo of the split (all 1000 Flickr8k test photos unless --limit; each decoded with PIL to RGB, 160x160)
 and its first gold caption (Flickr8k.token.txt #0), through `attnlens-cli caption --forced --json --attentions`:
-  1. teacher forcing of the caption on the photo: per word t, log p_t and the attention alpha_t over the 7x7 grid;
-  2. for each counted word t: the photo with its K = ceil(0.25 * 49) = 13 most attended cells (26.5% of the image)
-     filled with the photo's mean colour; teacher forcing again; drop_top(t) = log p_t - log p_t(masked);
+  1. teacher forcing of the caption on the photo: per word t, log p_t and the attention alpha_t over the g x g grid
+     (g = the bundle's image.input_size / 32: 7 at 224);
+  2. for each counted word t: the photo with its K = ceil(0.25 * g * g) most attended cells (7x7: 13 cells, 26.5% of
+     the image) filled with the photo's mean colour; teacher forcing again; drop_top(t) = log p_t - log p_t(masked);
   3. R = 3 random sets of K cells per photo (numpy default_rng(seed + photo index), the same sets for all of the
      photo's words), filled the same way; drop_rand(t) = the mean over the R sets of log p_t - log p_t(masked).
-A grid cell (r, c) is the pixel block rows [round(r*H/7), round((r+1)*H/7)), columns likewise; the engine resizes the
-photo to 224x224 itself, so a cell is the 32x32 input block its feature comes from. Counted words (--words):
+A grid cell (r, c) is the pixel block rows [round(r*H/g), round((r+1)*H/g)), columns likewise; the engine resizes the
+photo to the input size itself, so a cell is the 32x32 input block its feature comes from. Counted words (--words):
 "content" (the default) = every word of the caption that is in the vocabulary, is not punctuation and is not a
 function word (STOP below: articles, prepositions, forms of "be", pronouns, small numerals), i.e. the nouns, verbs
 and adjectives whose evidence is in the image; "all" also counts the function words (costs twice the engine runs).
@@ -38,9 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(REPO, "..", "shared", "data")
 SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
-GRID = 7
 SHARE = 0.25
-K = math.ceil(SHARE * GRID * GRID)  # 13 cells
 STOP = set("a an the and or of in on at to into onto with without by for from near next over under up down out off "
            "is are was were be being been it its his her their he she they them this that these those there while "
            "as through across along around behind front top another other each some two three one".split())
@@ -65,13 +64,24 @@ def first_captions(data_dir):
     return caps
 
 
-def masked(rgb, cells, fill):
-    """rgb with the grid cells `cells` (ids r*7+c) set to `fill`."""
+def grid_side(bundle_dir):
+    """g: the bundle's image.input_size / 32 (7 when it names none)."""
+    cfg = json.load(open(os.path.join(bundle_dir, "config.json")))
+    return int(cfg.get("image", {}).get("input_size", [224])[0]) // 32
+
+
+def cells_hidden(grid):
+    """K: the cells hidden per masked copy, ceil(0.25 * g * g) (7x7: 13, 26.5% of the image)."""
+    return math.ceil(SHARE * grid * grid)
+
+
+def masked(rgb, cells, fill, grid):
+    """rgb with the cells `cells` (ids r*grid+c) of a grid x grid partition set to `fill`."""
     out = rgb.copy()
     h, w, _ = rgb.shape
     for cell in cells:
-        r, c = divmod(int(cell), GRID)
-        out[round(r * h / GRID):round((r + 1) * h / GRID), round(c * w / GRID):round((c + 1) * w / GRID)] = fill
+        r, c = divmod(int(cell), grid)
+        out[round(r * h / grid):round((r + 1) * h / grid), round(c * w / grid):round((c + 1) * w / grid)] = fill
     return out
 
 
@@ -134,6 +144,8 @@ def main():
     ap.add_argument("--chunk", type=int, default=50, help="photos per CLI call (bounds the temporary files)")
     ap.add_argument("--out", help="write the figures and per-word drops as JSON here")
     args = ap.parse_args()
+    grid = grid_side(args.bundle)
+    hidden = cells_hidden(grid)
     names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
     if args.limit:
         names = names[:args.limit]
@@ -161,19 +173,19 @@ def main():
             lines, keys = [], []
             for i in chunk:
                 b = base[i]
-                assert b["attention"]["dims"][1:] == [GRID, GRID], b["attention"]["dims"]
+                assert b["attention"]["dims"][1:] == [grid, grid], b["attention"]["dims"]
                 fill = np.round(photos[i].reshape(-1, 3).mean(0)).astype(np.uint8)
-                att = np.array(b["attention"]["data"], np.float32).reshape(-1, GRID * GRID)
+                att = np.array(b["attention"]["data"], np.float32).reshape(-1, grid * grid)
                 rng = np.random.default_rng(args.seed + i)
                 for r in range(args.random_regions):
                     p = os.path.join(tmp, "%05d_rand%d.ppm" % (i, r))
-                    write_ppm(p, masked(photos[i], rng.choice(GRID * GRID, K, replace=False), fill))
+                    write_ppm(p, masked(photos[i], rng.choice(grid * grid, hidden, replace=False), fill, grid))
                     lines.append((p, caps[names[i]]))
                     keys.append((i, "rand", r))
                 for t in counted(b["tokens"], args.words == "content"):
-                    top = np.argsort(-att[t], kind="stable")[:K]
+                    top = np.argsort(-att[t], kind="stable")[:hidden]
                     p = os.path.join(tmp, "%05d_top%d.ppm" % (i, t))
-                    write_ppm(p, masked(photos[i], top, fill))
+                    write_ppm(p, masked(photos[i], top, fill, grid))
                     lines.append((p, caps[names[i]]))
                     keys.append((i, "top", t))
             res = dict(zip(keys, run_forced(args.cli, args.bundle, args.encoder, lines, False)))
@@ -197,7 +209,7 @@ def main():
                   flush=True)
     figures = {k: summary(v, len(names), args.seed) for k, v in rows.items()}
     print("deletion test, %s, %d photos (first gold caption each), K = %d of %d cells (%.1f%% of the image), "
-          "%d random regions per photo:" % (args.split, len(names), K, GRID * GRID, 100.0 * K / (GRID * GRID),
+          "%d random regions per photo:" % (args.split, len(names), hidden, grid * grid, 100.0 * hidden / (grid * grid),
                                             args.random_regions))
     for k, s in figures.items():
         if s["words"]:
@@ -207,7 +219,7 @@ def main():
                       100 * s["share_top_greater"], s["mean_diff"], s["diff_ci95"][0], s["diff_ci95"][1]))
     if args.out:
         with open(args.out, "w") as f:
-            json.dump(dict(command=" ".join(sys.argv), split=args.split, photos=len(names), cells=K,
+            json.dump(dict(command=" ".join(sys.argv), split=args.split, photos=len(names), cells=hidden,
                            random_regions=args.random_regions, figures=figures, words=per_word), f, indent=1)
 
 

@@ -19,15 +19,16 @@ loaded back (encoder codes x scale, decoder F16 upcast). Tensors per case i (flo
   case<i>/pixels            F16 [H, W, 4] the RGBA input exactly as the engine receives it (integers 0..255, exact
                                           in F16); left out when golden.json names a committed PPM instead
                                           ("pixels_ppm", RGB with alpha 255)
-  case<i>/input_rows        [4, 224, 3]   rows 0, 1, 112, 223 of the preprocessed input (HWC)
-  case<i>/grid_cells        [3, 1280]     grid cells 0, 24, 48 (row-major y*7+x) of the encoder output
-  case<i>/cell_colour       [49, 3]       bundles with encoder.cell_colour only: mobilenet.cell_colour of the input
+  case<i>/input_rows        [4, s, 3]     rows 0, 1, s/2, s-1 of the preprocessed input (HWC); s = the bundle's
+                                          image.input_size (224: rows 0, 1, 112, 223), grid g = s/32 cells a side
+  case<i>/grid_cells        [3, 1280]     grid cells 0, g*g/2, g*g-1 (row-major y*g+x; 224: 0, 24, 48) of the encoder
+  case<i>/cell_colour       [g*g, 3]      bundles with encoder.cell_colour only: mobilenet.cell_colour of the input
                                           (encoder.cell_position's 2 coordinates are constants, checked by the tests)
   case<i>/imagenet_logits   [1000]        the encoder bundle's classifier output (encoder bundles that have one)
   case<i>/greedy/logits     [T, V]        decoder logits of every greedy step, T includes the step that chose <end>
-  case<i>/greedy/attention  [T, 7, 7]     alpha_t for each of those steps (row-major grid)
+  case<i>/greedy/attention  [T, g, g]     alpha_t for each of those steps (row-major grid)
   case<i>/greedy/beta       [T]           the gate beta_t
-  case<i>/beam/attention    [T', 7, 7]    alpha of the best beam hypothesis, T' includes its <end> step
+  case<i>/beam/attention    [T', g, g]    alpha of the best beam hypothesis, T' includes its <end> step
 golden.json has for each case the image source, dims, and greedy/beam token ids and text.
 Forced-caption goldens (teacher forcing of given captions on the same images): golden_forced.json +
 golden_forced.safetensors, written by forced_goldens.py (see there).
@@ -51,9 +52,18 @@ import text  # noqa: E402
 SANITY = os.path.join(mobilenet.DEFAULT_DATA_DIR, "mobilenet_v2_imagenet", "sanity")
 # the sanity images as committed PPMs (tests/goldens/captioning/make_captioning_goldens.py writes them)
 SANITY_PPM = os.path.join(mobilenet.REPO_ROOT, "tests", "goldens", "captioning", "sanity")
-INPUT_ROWS = [0, 1, 112, 223]
 GOLDEN_BEAMS = 3  # the goldens' beam search width (independent of the bundle's default decoding.num_beams)
-GRID_CELLS = [0, 24, 48]
+
+
+def input_rows(size):
+    """The preprocessed input rows a golden keeps (224: 0, 1, 112, 223)."""
+    return [0, 1, size // 2, size - 1]
+
+
+def grid_cells(size):
+    """The grid cells a golden keeps: first, middle, last (224, 7x7: 0, 24, 48)."""
+    g = size // 32
+    return [0, g * g // 2, g * g - 1]
 
 
 def read_ppm(path):
@@ -107,9 +117,9 @@ def golden_cases(task):
 
 @torch.no_grad()
 def run_case(enc, dec, pixels, cfg):
-    x = mobilenet.preprocess_rgba(pixels)
+    x = mobilenet.preprocess_rgba(pixels, bundle.input_size(cfg))
     grid = mobilenet.decoder_grid(enc, x[None], cfg["encoder"].get("cell_colour") == "mean_rgb",
-                                  cfg["encoder"].get("cell_position") == "xy")  # [1, 49, D]
+                                  cfg["encoder"].get("cell_position") == "xy")  # [1, g*g, D]
     g = sat.greedy_decode(dec, grid, max_len=cfg["decoder"]["max_len"])[0]
     b = sat.beam_decode(dec, grid[0], beam=GOLDEN_BEAMS, max_len=cfg["decoder"]["max_len"],
                         length_norm=cfg["decoding"]["length_norm"])
@@ -195,6 +205,8 @@ def write_goldens(out, encoder_dir, task="flickr8k"):
     cc = cfg["encoder"].get("cell_colour") == "mean_rgb"
     enc_dir = encoder_dir or bundle.encoder_dir_for(out, cfg)
     has_classifier = "classifier" in json.load(open(os.path.join(enc_dir, "config.json")))
+    size = bundle.input_size(cfg)
+    side, rows, cells = size // 32, input_rows(size), grid_cells(size)
     # ---- goldens, from the bundle as loaded back ----
     tensors = {}
     gcases = []
@@ -203,19 +215,19 @@ def write_goldens(out, encoder_dir, task="flickr8k"):
         p = "case%d/" % i
         if ppm is None:
             tensors[p + "pixels"] = px
-        tensors[p + "input_rows"] = x.permute(1, 2, 0)[INPUT_ROWS].numpy()
-        tensors[p + "grid_cells"] = grid[GRID_CELLS, :1280].numpy()
+        tensors[p + "input_rows"] = x.permute(1, 2, 0)[rows].numpy()
+        tensors[p + "grid_cells"] = grid[cells, :1280].numpy()
         if cc:
-            tensors[p + "cell_colour"] = grid[:, 1280:1283].numpy()  # [49, 3]
+            tensors[p + "cell_colour"] = grid[:, 1280:1283].numpy()  # [g*g, 3]
         if has_classifier:  # a fine-tuned encoder bundle (export_finetuned.py) has no ImageNet classifier
             tensors[p + "imagenet_logits"] = logits_in.numpy()
         tensors[p + "greedy/logits"] = g["logits"].numpy()
-        tensors[p + "greedy/attention"] = g["alphas"].reshape(-1, 7, 7).numpy()
+        tensors[p + "greedy/attention"] = g["alphas"].reshape(-1, side, side).numpy()
         tensors[p + "greedy/beta"] = np.array(g["betas"], np.float32)
-        tensors[p + "beam/attention"] = b["alphas"].reshape(-1, 7, 7).numpy()
+        tensors[p + "beam/attention"] = b["alphas"].reshape(-1, side, side).numpy()
         gcases.append(dict(
-            name=cname, image=src, pixels_dims=list(px.shape), pixels_ppm=ppm, input_rows=INPUT_ROWS,
-            grid_cells=GRID_CELLS,
+            name=cname, image=src, pixels_dims=list(px.shape), pixels_ppm=ppm, input_rows=rows,
+            grid_cells=cells,
             greedy=dict(token_ids=g["tokens"], end_emitted=len(g["logits"]) > len(g["tokens"]),
                         text=text.decode(g["tokens"], itos), steps=len(g["logits"])),
             beam=dict(num_beams=GOLDEN_BEAMS, length_norm=cfg["decoding"]["length_norm"], token_ids=b["tokens"],

@@ -65,7 +65,6 @@ def main():
     torch.set_num_threads(2)
     ck = torch.load(args.checkpoint, map_location="cpu")
     a = ck["args"]
-    assert a["input_size"] == mobilenet.INPUT_SIZE, "the engine reads 224x224 inputs (7x7 grid) only"
     name = os.path.basename(os.path.normpath(args.out))
     enc_name = os.path.basename(os.path.normpath(args.encoder_out))
     src = ("mobilenet-v2-imagenet fine-tuned with the %s captioner on Flickr8k train (models/training/captioning/"
@@ -75,7 +74,7 @@ def main():
            for k, v in ck["weights"].items() if k.startswith("dec.")}
     extra = {"cell_position": True} if a.get("cell_position") else {}
     bundle.write_decoder_bundle(args.out, name, "image-to-text", dec, ck["itos"], ck["hp"], a["max_len"], "F16",
-                                extra, enc_name, args.num_beams, args.length_norm)
+                                extra, enc_name, args.num_beams, args.length_norm, size=a["input_size"])
     # verify: the bundles, loaded back, give the checkpoint model's outputs
     enc_b, dec_b, itos, cfg = bundle.load_bundle(args.out, encoder_dir=args.encoder_out)
     assert itos == ck["itos"]
@@ -85,7 +84,8 @@ def main():
     m = finetune.Captioner(len(itos), ns)
     m.load_state_dict({k: v.float() for k, v in ck["weights"].items()})
     m.eval()
-    x = mobilenet.preprocess_rgba(np.random.default_rng(0).integers(0, 256, (96, 128, 3), dtype=np.uint8))[None]
+    x = mobilenet.preprocess_rgba(np.random.default_rng(0).integers(0, 256, (96, 128, 3), dtype=np.uint8),
+                                  a["input_size"])[None]
     with torch.no_grad():
         g1 = m.grid_features(x)
         g2 = mobilenet.decoder_grid(enc_b, x, False, bool(a.get("cell_position")))

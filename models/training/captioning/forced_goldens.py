@@ -11,7 +11,7 @@ Writes models/<name>/golden_forced.json + golden_forced.safetensors. golden_forc
 golden.json case (same index and name; the pixels are that case's: its PPM or golden.safetensors case<i>/pixels),
 each with "forced": a list of {caption, words (text.tokenize), token_ids (unknown -> <unk>), unknown_words
 [{word, position}], steps (= words + 1, the last step scores <end>), score}. Tensors per case i and caption k:
-  case<i>/forced<k>/attention [steps, 7, 7]  alpha of each step (row-major grid)
+  case<i>/forced<k>/attention [steps, g, g]  alpha of each step (row-major grid; g = image.input_size / 32)
   case<i>/forced<k>/beta      [steps]        the gate beta
   case<i>/forced<k>/logprobs  [steps]        log-probability of each word, then of <end>
 """
@@ -65,19 +65,20 @@ def write_forced_goldens(bundle_dir, encoder_dir=None, captions=None):
     assert len(captions) == len(meta["cases"]), (len(captions), len(meta["cases"]))
     cc = cfg["encoder"].get("cell_colour") == "mean_rgb"
     cp = cfg["encoder"].get("cell_position") == "xy"
+    size = bundle.input_size(cfg)
     tensors, cases = {}, []
     for i, case in enumerate(meta["cases"]):
         px = case_pixels(case, i, gt)
         assert list(px.shape) == case["pixels_dims"], (px.shape, case["pixels_dims"])
-        x = mobilenet.preprocess_rgba(px)[None]
-        grid = mobilenet.decoder_grid(enc, x, cc, cp)[0]  # [49, D]
+        x = mobilenet.preprocess_rgba(px, size)[None]
+        grid = mobilenet.decoder_grid(enc, x, cc, cp)[0]  # [g*g, D]
         forced = []
         for k, cap in enumerate(captions[i]):
             words = text.tokenize(cap)
             ids = [stoi.get(w, sat.UNK) for w in words]
             r = sat.forced_decode(dec, grid, ids)
             p = "case%d/forced%d/" % (i, k)
-            tensors[p + "attention"] = r["alphas"].reshape(-1, 7, 7).numpy().astype(np.float32)
+            tensors[p + "attention"] = r["alphas"].reshape(-1, size // 32, size // 32).numpy().astype(np.float32)
             tensors[p + "beta"] = np.array(r["betas"], np.float32)
             tensors[p + "logprobs"] = np.array(r["logprobs"], np.float32)
             forced.append(dict(caption=cap, words=words, token_ids=ids + [sat.END],

@@ -112,14 +112,15 @@ def resize_bilinear_half_pixel(img, out_h, out_w):
     return ((one - wy_) * top + wy_ * bot).astype(np.float32)
 
 
-def preprocess_rgba(pixels):
-    """Any-size uint8 image -> float32 tensor [3, 224, 224] in [-1, 1].
+def preprocess_rgba(pixels, size=INPUT_SIZE):
+    """Any-size uint8 image -> float32 tensor [3, size, size] in [-1, 1] (size: config.json "image.input_size", 224
+    unless a bundle says otherwise; the engine takes multiples of 32, the grid is size/32 cells a side).
 
     pixels: uint8 array [H, W, 4] (RGBA, straight alpha), [H, W, 3] (RGB) or [H, W] (grey).
     1. Alpha composite onto white, per source pixel, in float32: c = (rgb * a + 255 * (255 - a)) / 255.
        (RGB input means a = 255 everywhere; grey is replicated to R, G and B.)
     2. Resize the whole image (no crop, aspect ratio not kept: Flickr8k images are squashed to squares too)
-       to 224x224 with resize_bilinear_half_pixel.
+       to size x size with resize_bilinear_half_pixel.
     3. x = v / 127.5 - 1.
     """
     px = np.asarray(pixels)
@@ -134,7 +135,7 @@ def preprocess_rgba(pixels):
         a = px[:, :, 3:4].astype(np.float32)
         bg = np.array(BACKGROUND_RGB, dtype=np.float32)
         rgb = (rgb * a + bg * (np.float32(255.0) - a)) / np.float32(255.0)
-    img = resize_bilinear_half_pixel(rgb, INPUT_SIZE, INPUT_SIZE)
+    img = resize_bilinear_half_pixel(rgb, size, size)
     x = img / np.float32(127.5) - np.float32(1.0)
     return torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1)))
 
@@ -147,8 +148,8 @@ def load_image_rgb(path_or_file):
 
 
 def grid_features(model, x):
-    """x: [B, 3, 224, 224] -> grid features [B, 49, 1280] (row-major over the 7x7 grid: index = y*7 + x)."""
-    f = model.features(x)  # [B, 1280, 7, 7]
+    """x: [B, 3, s, s] -> grid features [B, g*g, 1280], g = s/32 (224: 7x7), row-major: index = y*g + x."""
+    f = model.features(x)  # [B, 1280, g, g]
     return f.flatten(2).transpose(1, 2).contiguous()
 
 
@@ -172,13 +173,15 @@ def cell_position(grid=7):
 
 
 def decoder_grid(model, x, cell_colour_on=False, cell_position_on=False):
-    """The grid the decoder attends over: grid_features [B, 49, 1280], then cell_colour [B, 49, 3] when the bundle
-    has "encoder.cell_colour" = "mean_rgb", then cell_position [49, 2] when it has "encoder.cell_position" = "xy"."""
+    """The grid the decoder attends over (x: [B, 3, s, s], g = s/32 cells a side): grid_features [B, g*g, 1280], then
+    cell_colour [B, g*g, 3] when the bundle has "encoder.cell_colour" = "mean_rgb", then cell_position [g*g, 2] when
+    it has "encoder.cell_position" = "xy"."""
+    side = x.shape[2] // 32
     g = grid_features(model, x)
     if cell_colour_on:
-        g = torch.cat([g, cell_colour(x)], dim=2)
+        g = torch.cat([g, cell_colour(x, side)], dim=2)
     if cell_position_on:
-        g = torch.cat([g, cell_position().unsqueeze(0).expand(g.shape[0], -1, -1)], dim=2)
+        g = torch.cat([g, cell_position(side).unsqueeze(0).expand(g.shape[0], -1, -1)], dim=2)
     return g
 
 

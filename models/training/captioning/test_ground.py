@@ -90,9 +90,10 @@ class ScorePyTest(unittest.TestCase):
 
 class DeletionTest(unittest.TestCase):
     def test_cells_and_masking(self):
-        self.assertEqual(deletion.K, 13)  # ceil(0.25 * 49): 26.5% of the image
+        self.assertEqual(deletion.cells_hidden(7), 13)  # ceil(0.25 * 49): 26.5% of the image
+        self.assertEqual(deletion.cells_hidden(13), 43)  # ceil(0.25 * 169)
         img = np.arange(14 * 21 * 3, dtype=np.uint32).reshape(14, 21, 3).astype(np.uint8)
-        out = deletion.masked(img, [8, 48], np.array([1, 2, 3], np.uint8))
+        out = deletion.masked(img, [8, 48], np.array([1, 2, 3], np.uint8), 7)
         # cell 8 = row 1, column 1: rows [2, 4), columns [3, 6); cell 48 = rows [12, 14), columns [18, 21)
         hit = np.zeros((14, 21), bool)
         hit[2:4, 3:6] = True
