@@ -47,6 +47,12 @@ void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float
 void gru_cell_step_rows(const GruCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
                         std::size_t ldh, float* scratch);
 
+// The same n-row step when each row's input projection is already known: x_proj row r [3H] = W_ih x_t + b_ih at
+// x_proj + r·ldp (w.weight_ih and w.bias_ih are not read); `scratch` holds n·6H floats. Needs w.packed_hh; each
+// row's bits do not depend on the other rows.
+void gru_cell_step_rows_projected(const GruCellWeights& w, std::size_t n, const float* x_proj, std::size_t ldp,
+                                  float* h, std::size_t ldh, float* scratch);
+
 // Owning GRU layer, uni- or bidirectional, one layer.
 class Gru {
  public:

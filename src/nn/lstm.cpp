@@ -87,6 +87,21 @@ void lstm_cell_step_rows(const LstmCellWeights& w, std::size_t n, const float* x
   }
 }
 
+void lstm_cell_step_rows_projected(const LstmCellWeights& w, std::size_t n, const float* x_proj, std::size_t ldp,
+                                   float* h, std::size_t ldh, float* c, std::size_t ldc, float* gates) {
+  check_cell(w, false, "lstm_cell_step_rows_projected");
+  if (w.packed_hh == nullptr) throw Error("lstm: lstm_cell_step_rows_projected: needs packed weights");
+  if (n == 0) return;
+  require(x_proj != nullptr && h != nullptr && c != nullptr && gates != nullptr,
+          "lstm: lstm_cell_step_rows_projected: x_proj, h, c and gates must not be null");
+  const std::size_t hs = w.hidden_size, g4 = 4 * hs;
+  kernels::linear_packed(n, h, ldh, *w.packed_hh, nullptr, gates, g4);  // W_hh h
+  for (std::size_t r = 0; r < n; ++r) {
+    kernels::add(x_proj + r * ldp, gates + r * g4, g4);
+    activate_and_update(hs, gates + r * g4, h + r * ldh, c + r * ldc);
+  }
+}
+
 void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c, float* gates) {
   check_cell(w, true, "lstm_cell_step");
   require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,

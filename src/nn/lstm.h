@@ -47,6 +47,12 @@ void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, flo
 void lstm_cell_step_rows(const LstmCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
                          std::size_t ldh, float* c, std::size_t ldc, float* gates);
 
+// The same n-row step when each row's input projection is already known: x_proj row r [4H] = W_ih x_t + b at
+// x_proj + r·ldp (e.g. a decoder's kept word part plus the product of the rest; w.weight_ih and w.bias are not
+// read). `gates` holds n·4H floats. Needs w.packed_hh; each row's bits do not depend on the other rows.
+void lstm_cell_step_rows_projected(const LstmCellWeights& w, std::size_t n, const float* x_proj, std::size_t ldp,
+                                   float* h, std::size_t ldh, float* c, std::size_t ldc, float* gates);
+
 // Owning LSTM layer, uni- or bidirectional, one layer (stack layers by feeding one's output to the next).
 class Lstm {
  public:
