@@ -55,21 +55,6 @@ void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float
   update(w, x_proj, h, scratch);
 }
 
-void gru_cell_step_rows(const GruCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
-                        std::size_t ldh, float* scratch) {
-  check_cell(w, true, "gru_cell_step_rows");
-  if (w.packed_ih == nullptr || w.packed_hh == nullptr) throw Error("gru: gru_cell_step_rows: needs packed weights");
-  if (n == 0) return;
-  require(x != nullptr && h != nullptr && scratch != nullptr, "gru: gru_cell_step_rows: x, h and scratch must not be null");
-  const std::size_t hs = w.hidden_size, g3 = 3 * hs;
-  float* gi = scratch;          // (n, 3H)
-  float* gh = gi + n * g3;      // (n, 3H)
-  float* rz = gh + n * g3;      // (n, 3H)
-  kernels::linear_packed(n, x, ldx, *w.packed_ih, w.bias_ih, gi, g3);
-  kernels::linear_packed(n, h, ldh, *w.packed_hh, w.bias_hh, gh, g3);
-  for (std::size_t r = 0; r < n; ++r) gates(hs, gi + r * g3, gh + r * g3, rz + r * g3, h + r * ldh);
-}
-
 void gru_cell_step_rows_projected(const GruCellWeights& w, std::size_t n, const float* x_proj, std::size_t ldp,
                                   float* h, std::size_t ldh, float* scratch) {
   check_cell(w, false, "gru_cell_step_rows_projected");

@@ -41,14 +41,9 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
 // The same step when x_proj [3H] = W_ih x_t + b_ih is already known (w.weight_ih and w.bias_ih are not read).
 void gru_cell_step_projected(const GruCellWeights& w, const float* x_proj, float* h, float* scratch);
 
-// The same step for n rows at once (a beam's hypotheses): x row r at x + r·ldx, h row r at h + r·ldh (updated in
-// place); `scratch` holds n·9H floats. The weights need their packed form (w.packed_ih/hh); each product reads them
-// once per pair of rows, and every row's result has the same bits as gru_cell_step on that row alone.
-void gru_cell_step_rows(const GruCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
-                        std::size_t ldh, float* scratch);
-
-// The same n-row step when each row's input projection is already known: x_proj row r [3H] = W_ih x_t + b_ih at
-// x_proj + r·ldp (w.weight_ih and w.bias_ih are not read); `scratch` holds n·6H floats. Needs w.packed_hh; each
+// The same step for n rows at once (a beam's hypotheses or a list's sources) when each row's input projection is
+// already known: x_proj row r [3H] = W_ih x_t + b_ih at x_proj + r·ldp (w.weight_ih and w.bias_ih are not read), h row
+// r at h + r·ldh (updated in place); `scratch` holds n·6H floats. Needs w.packed_hh, read once per pair of rows; each
 // row's bits do not depend on the other rows.
 void gru_cell_step_rows_projected(const GruCellWeights& w, std::size_t n, const float* x_proj, std::size_t ldp,
                                   float* h, std::size_t ldh, float* scratch);
