@@ -449,6 +449,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
       std::vector<nn::Lstm::Direction> cell;
       cell.push_back(load_direction<nn::Lstm>(b, "decoder." + std::to_string(l) + ".", "", 4, in, D_));
       decoder_.emplace_back(in, D_, std::move(cell), b.weight_precision());
+      if (l > 0) decoder_.back().pack_input_weights();  // its steps multiply the layer below's h (layer 0: feed_)
     }
     const nn::LstmCellWeights first = decoder_.front().cell(0);  // x_t = [E y_{t−1}; htilde_{t−1}]
     feed_.build(c_, 4 * D_, 2 * e, first.weight_ih, first.bias, b.weight_precision());

@@ -86,7 +86,7 @@ void gru_cell_step(const GruCellWeights& w, const float* x, float* h, float* scr
 
 Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
          kernels::Precision precision)
-    : input_size_(input_size), hidden_size_(hidden_size) {
+    : input_size_(input_size), hidden_size_(hidden_size), precision_(precision) {
   require(input_size > 0 && hidden_size > 0, "gru: input and hidden sizes must be positive");
   require(directions.size() == 1 || directions.size() == 2,
           "gru: expected 1 (forward) or 2 (bidirectional) directions, got " + std::to_string(directions.size()));
@@ -105,10 +105,18 @@ Gru::Gru(std::size_t input_size, std::size_t hidden_size, std::vector<Direction>
     check(src.bias_hh, g3, "bias_hh [3H]", true);
   }
   dirs_ = std::move(directions);
-  for (const Direction& d : dirs_) {
-    packed_ih_.push_back(kernels::pack_rows(g3, input_size, d.weight_ih.data(), input_size, precision));
+  for (Direction& d : dirs_) {
+    packed_ih_.emplace_back();  // empty unless pack_input_weights()
     packed_hh_.push_back(kernels::pack_rows(g3, hidden_size, d.weight_hh.data(), hidden_size, precision));
+    std::vector<float>().swap(d.weight_hh);  // the packed copy is the one every step reads
   }
+}
+
+void Gru::pack_input_weights() {
+  for (std::size_t d = 0; d < dirs_.size(); ++d)
+    if (packed_ih_[d].empty())
+      packed_ih_[d] = kernels::pack_rows(3 * hidden_size_, input_size_, dirs_[d].weight_ih.data(), input_size_,
+                                         precision_);
 }
 
 GruCellWeights Gru::cell(std::size_t direction) const {
@@ -118,10 +126,10 @@ GruCellWeights Gru::cell(std::size_t direction) const {
   return GruCellWeights{input_size_,
                         hidden_size_,
                         d.weight_ih.data(),
-                        d.weight_hh.data(),
+                        nullptr,  // W_hh: packed_hh
                         d.bias_ih.empty() ? nullptr : d.bias_ih.data(),
                         d.bias_hh.empty() ? nullptr : d.bias_hh.data(),
-                        &packed_ih_[direction],
+                        packed_ih_[direction].empty() ? nullptr : &packed_ih_[direction],
                         &packed_hh_[direction]};
 }
 

@@ -67,7 +67,12 @@ class Gru {
   std::size_t hidden_size() const { return hidden_size_; }
   std::size_t num_directions() const { return dirs_.size(); }
   std::size_t output_size() const { return dirs_.size() * hidden_size_; }  // D·H
+  // The view of one direction for the step functions: weight_hh is null (packed_hh holds W_hh, the only copy kept),
+  // packed_ih is null until pack_input_weights().
   GruCellWeights cell(std::size_t direction) const;
+  // Packs W_ih for one-row products as well, for a layer whose steps multiply raw inputs (gru_cell_step); layers
+  // that only run forward() or get their input projections elsewhere never need it. Idempotent.
+  void pack_input_weights();
 
   // x [T × I] → out [T × D·H]. Zero initial state unless h0 [D × H] is given; h_n [D × H] (optional) receives
   // the final states (the backward direction's is the one after t = 0, as in PyTorch).
@@ -82,7 +87,8 @@ class Gru {
   template <class Rows>
   void run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, float* h_n) const;
   std::size_t input_size_ = 0, hidden_size_ = 0;
-  std::vector<Direction> dirs_;
+  kernels::Precision precision_ = kernels::Precision::f32;
+  std::vector<Direction> dirs_;  // weight_hh emptied once packed
   std::vector<kernels::PackedMatrix> packed_ih_, packed_hh_;  // per direction: what every step reads
 };
 

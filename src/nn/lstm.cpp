@@ -73,7 +73,8 @@ void lstm_cell_step_projected(const LstmCellWeights& w, const float* x_proj, flo
 void lstm_cell_step_rows(const LstmCellWeights& w, std::size_t n, const float* x, std::size_t ldx, float* h,
                          std::size_t ldh, float* c, std::size_t ldc, float* gates) {
   check_cell(w, true, "lstm_cell_step_rows");
-  if (w.packed_ih == nullptr || w.packed_hh == nullptr) throw Error("lstm: lstm_cell_step_rows: needs packed weights");
+  if (w.packed_ih == nullptr || w.packed_hh == nullptr)
+    throw Error("lstm: lstm_cell_step_rows: needs packed weights (W_ih too: Lstm::pack_input_weights)");
   if (n == 0) return;
   require(x != nullptr && h != nullptr && c != nullptr && gates != nullptr,
           "lstm: lstm_cell_step_rows: x, h, c and gates must not be null");
@@ -119,7 +120,7 @@ void lstm_cell_step(const LstmCellWeights& w, const float* x, float* h, float* c
 
 Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Direction> directions,
            kernels::Precision precision)
-    : input_size_(input_size), hidden_size_(hidden_size) {
+    : input_size_(input_size), hidden_size_(hidden_size), precision_(precision) {
   require(input_size > 0 && hidden_size > 0, "lstm: input and hidden sizes must be positive");
   require(directions.size() == 1 || directions.size() == 2,
           "lstm: expected 1 (forward) or 2 (bidirectional) directions, got " + std::to_string(directions.size()));
@@ -138,22 +139,27 @@ Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Directio
     check(src.bias_hh, g4, "bias_hh [4H]", true);
     Dir dir;
     dir.w_ih = std::move(src.weight_ih);
-    dir.w_hh = std::move(src.weight_hh);
     dir.bias.assign(g4, 0.0f);
     // b_ih + b_hh summed once, in the same order PyTorch's fused kernel adds them.
     if (!src.bias_ih.empty()) kernels::add(src.bias_ih.data(), dir.bias.data(), g4);
     if (!src.bias_hh.empty()) kernels::add(src.bias_hh.data(), dir.bias.data(), g4);
-    dir.p_ih = kernels::pack_rows(g4, input_size, dir.w_ih.data(), input_size, precision);
-    dir.p_hh = kernels::pack_rows(g4, hidden_size, dir.w_hh.data(), hidden_size, precision);
+    dir.p_hh = kernels::pack_rows(g4, hidden_size, src.weight_hh.data(), hidden_size, precision);
+    std::vector<float>().swap(src.weight_hh);  // the packed copy is the one every step reads
     dirs_.push_back(std::move(dir));
   }
+}
+
+void Lstm::pack_input_weights() {
+  for (Dir& d : dirs_)
+    if (d.p_ih.empty()) d.p_ih = kernels::pack_rows(4 * hidden_size_, input_size_, d.w_ih.data(), input_size_, precision_);
 }
 
 LstmCellWeights Lstm::cell(std::size_t direction) const {
   if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
     throw Error("lstm: direction " + std::to_string(direction) + " does not exist");
   const Dir& d = dirs_[direction];
-  return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), d.w_hh.data(), d.bias.data(), &d.p_ih, &d.p_hh};
+  return LstmCellWeights{input_size_,   hidden_size_, d.w_ih.data(), nullptr, d.bias.data(),
+                         d.p_ih.empty() ? nullptr : &d.p_ih, &d.p_hh};
 }
 
 template <class Rows>
@@ -161,12 +167,11 @@ void Lstm::run_direction(std::size_t d, std::size_t t, Rows rows, float* out, co
                          float* h_n, float* c_n) const {
   const std::size_t hs = hidden_size_, g4 = 4 * hs, out_ld = output_size();
   std::vector<float> gates(g4), h(hs), c(hs);
-  const Dir& dir = dirs_[d];
   for (std::size_t k = 0; k < hs; ++k) {
     h[k] = h0 != nullptr ? h0[d * hs + k] : 0.0f;
     c[k] = c0 != nullptr ? c0[d * hs + k] : 0.0f;
   }
-  const LstmCellWeights w{input_size_, hs, dir.w_ih.data(), dir.w_hh.data(), dir.bias.data(), &dir.p_ih, &dir.p_hh};
+  const LstmCellWeights w = cell(d);
   for (std::size_t step = 0; step < t; ++step) {
     const std::size_t pos = d == 0 ? step : t - 1 - step;
     lstm_cell_step_projected(w, rows(pos), h.data(), c.data(), gates.data());

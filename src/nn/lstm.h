@@ -12,6 +12,8 @@
 //     ([T × I]·[4H × I]ᵀ); only the recurrent W_hh h_{t−1} is left inside the time loop (one GEMV per step).
 //   - lstm_cell_step: one step of one direction, for decoders that build their input x_t step by step
 //     (e.g. an attention decoder feeding [embedding ; context]).
+// Memory: an Lstm keeps W_hh only in its packed form (what every step reads) and W_ih only as given (what the
+// sequence GEMM reads); W_ih is packed as well only for a layer that steps on raw inputs (pack_input_weights).
 #pragma once
 
 #include <cstddef>
@@ -74,7 +76,13 @@ class Lstm {
   bool bidirectional() const { return dirs_.size() == 2; }
   std::size_t num_directions() const { return dirs_.size(); }
   std::size_t output_size() const { return dirs_.size() * hidden_size_; }  // D·H
+  // The view of one direction for the step functions: weight_hh is null (packed_hh holds W_hh), packed_ih is null
+  // until pack_input_weights().
   LstmCellWeights cell(std::size_t direction) const;
+  // Packs W_ih for one-row products as well, for a layer whose steps multiply raw inputs (lstm_cell_step_rows):
+  // a decoder layer above the first. Layers that only run forward() or get their input projections from elsewhere
+  // (an EmbeddingProjection, a kept word part) never need it. Idempotent.
+  void pack_input_weights();
 
   // x [T × I] → out [T × D·H] (row t = [h_fwd_t ; h_bwd_t]). Zero initial states unless h0/c0 [D × H] are
   // given; h_n/c_n [D × H] (optional) receive the final states (the backward direction's final state is the
@@ -90,14 +98,16 @@ class Lstm {
 
  private:
   struct Dir {
-    std::vector<float> w_ih, w_hh, bias;  // bias = b_ih + b_hh (zeros when neither is given)
-    kernels::PackedMatrix p_ih, p_hh;     // the same, packed: what every step reads
+    std::vector<float> w_ih, bias;     // [4H × I]; bias = b_ih + b_hh (zeros when neither is given)
+    kernels::PackedMatrix p_hh;        // W_hh, packed: what every step reads
+    kernels::PackedMatrix p_ih;        // W_ih, packed: empty unless pack_input_weights()
   };
   // Direction d's recurrence over T steps whose input projections are rows(pos) (4H floats).
   template <class Rows>
   void run_direction(std::size_t d, std::size_t t, Rows rows, float* out, const float* h0, const float* c0,
                      float* h_n, float* c_n) const;
   std::size_t input_size_ = 0, hidden_size_ = 0;
+  kernels::Precision precision_ = kernels::Precision::f32;
   std::vector<Dir> dirs_;
 };
 

@@ -295,6 +295,46 @@ TEST_SUITE("sentiment") {
     }
   }
 
+  TEST_CASE("nn::Lstm packs W_ih only for a layer that steps on raw inputs") {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-0.8f, 0.8f);
+    const std::size_t in = 7, hs = 5, n = 3;
+    attnlens::nn::Lstm::Direction d;
+    for (auto* v : {&d.weight_ih, &d.weight_hh, &d.bias_ih, &d.bias_hh}) {
+      v->resize(v == &d.weight_ih ? 4 * hs * in : (v == &d.weight_hh ? 4 * hs * hs : 4 * hs));
+      for (auto& e : *v) e = u(rng);
+    }
+    attnlens::nn::Lstm layer(in, hs, {d});
+    // W_hh lives only in its packed form; W_ih is not packed until asked.
+    CHECK(layer.cell(0).weight_hh == nullptr);
+    CHECK(layer.cell(0).packed_hh != nullptr);
+    CHECK(layer.cell(0).packed_ih == nullptr);
+    std::vector<float> x(n * in), h(n * hs, 0.1f), c(n * hs, -0.2f), gates(n * 8 * hs);
+    for (auto& e : x) e = u(rng);
+    CHECK_THROWS_WITH_AS(attnlens::nn::lstm_cell_step_rows(layer.cell(0), n, x.data(), in, h.data(), hs, c.data(), hs,
+                                                           gates.data()),
+                         doctest::Contains("pack_input_weights"), Error);
+    // Single steps without the packed W_ih (a GEMV on the plain one) ...
+    std::vector<float> h1 = h, c1 = c, g1(4 * hs);
+    for (std::size_t r = 0; r < n; ++r)
+      attnlens::nn::lstm_cell_step(layer.cell(0), x.data() + r * in, h1.data() + r * hs, c1.data() + r * hs, g1.data());
+    layer.pack_input_weights();
+    layer.pack_input_weights();  // idempotent
+    REQUIRE(layer.cell(0).packed_ih != nullptr);
+    // ... agree with the n-row step on the packed one, and the packed single step gives the rows' bits exactly.
+    std::vector<float> h2 = h, c2 = c;
+    attnlens::nn::lstm_cell_step_rows(layer.cell(0), n, x.data(), in, h2.data(), hs, c2.data(), hs, gates.data());
+    std::vector<float> h3 = h, c3 = c;
+    for (std::size_t r = 0; r < n; ++r)
+      attnlens::nn::lstm_cell_step(layer.cell(0), x.data() + r * in, h3.data() + r * hs, c3.data() + r * hs, g1.data());
+    for (std::size_t i = 0; i < n * hs; ++i) {
+      CHECK(std::fabs(h1[i] - h2[i]) < 2e-6);
+      CHECK(std::fabs(c1[i] - c2[i]) < 2e-6);
+      CHECK(h3[i] == h2[i]);
+      CHECK(c3[i] == c2[i]);
+    }
+  }
+
   TEST_CASE("nn::Lstm rejects bad weights") {
     attnlens::nn::Lstm::Direction d;
     d.weight_ih.assign(4 * 3 * 2, 0.1f);
