@@ -53,25 +53,40 @@ bool as_size(const nlohmann::json& v, std::size_t& out) {
   return false;
 }
 
+// The index of the first element of a float tensor whose exponent bits are all ones (±Inf or NaN), or n when
+// every element is finite. Reads the bits without converting: one mask and compare per element.
+template <typename Bits>
+std::size_t first_non_finite_bits(const std::uint8_t* p, std::size_t n, Bits exponent_mask) {
+  for (std::size_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, p + sizeof(Bits) * i, sizeof(Bits));
+    if ((b & exponent_mask) == exponent_mask) return i;
+  }
+  return n;
+}
+
+// One element as a float (F32, F16, BF16).
 float value_at(const std::uint8_t* p, DType d, std::size_t i) {
+  std::uint16_t h = 0;
+  if (d != DType::kF32) std::memcpy(&h, p + 2 * i, 2);
   switch (d) {
     case DType::kF32: {
       float f;
       std::memcpy(&f, p + 4 * i, 4);
       return f;
     }
-    case DType::kF16: {
-      std::uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      return f16_to_float(h);
-    }
-    case DType::kBF16: {
-      std::uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      return bf16_to_float(h);
-    }
-    default:
-      return 0.0f;
+    case DType::kF16: return f16_to_float(h);
+    case DType::kBF16: return bf16_to_float(h);
+    default: return 0.0f;
+  }
+}
+
+std::size_t first_non_finite(const std::uint8_t* p, DType d, std::size_t n) {
+  switch (d) {
+    case DType::kF32: return first_non_finite_bits<std::uint32_t>(p, n, 0x7F800000u);
+    case DType::kF16: return first_non_finite_bits<std::uint16_t>(p, n, 0x7C00u);
+    case DType::kBF16: return first_non_finite_bits<std::uint16_t>(p, n, 0x7F80u);
+    default: return n;
   }
 }
 
@@ -263,13 +278,12 @@ SafeTensors SafeTensors::from_buffer(std::vector<std::uint8_t> bytes, const std:
     if (!is_float(info.dtype)) continue;
     const std::uint8_t* p = st.bytes_.data() + st.data_start_ + info.begin;
     const std::size_t n = info.element_count();
-    for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t i = first_non_finite(p, info.dtype, n);
+    // The message is built only on failure: this check visits every weight of every bundle load.
+    if (i != n) {
       const float v = value_at(p, info.dtype, i);
-      // The message is built only on failure: this loop visits every weight of every bundle load.
-      if (!std::isfinite(v)) {
-        throw Error(src + ": tensor '" + name + "' element " + std::to_string(i) + " is " +
-                    (std::isnan(v) ? "NaN" : "infinite") + ": the weights are corrupt");
-      }
+      throw Error(src + ": tensor '" + name + "' element " + std::to_string(i) + " is " +
+                  (std::isnan(v) ? "NaN" : "infinite") + ": the weights are corrupt");
     }
   }
   return st;
@@ -300,8 +314,18 @@ std::vector<float> SafeTensors::to_float(const std::string& name) const {
   const std::uint8_t* p = data(name);
   if (t.dtype == DType::kF32) {
     if (n) std::memcpy(out.data(), p, 4 * n);
+  } else if (t.dtype == DType::kF16) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      out[i] = f16_to_float(h);
+    }
   } else {
-    for (std::size_t i = 0; i < n; ++i) out[i] = value_at(p, t.dtype, i);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      out[i] = bf16_to_float(h);
+    }
   }
   return out;
 }

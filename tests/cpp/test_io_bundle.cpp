@@ -338,6 +338,22 @@ TEST_SUITE("io.bundle") {
     expect_weights_error("inf_f32", with_value("embedding", 0, inf_bytes), "tensor 'embedding' element 0 is infinite");
     expect_weights_error("inf_f16", with_value("bias", 2, {0x00, 0x7C}), "tensor 'bias' element 1 is infinite");
     expect_weights_error("nan_bf16", with_value("scale", 0, {0xC0, 0x7F}), "tensor 'scale' element 0 is NaN");
+    expect_weights_error("nan_f16", with_value("bias", 0, {0x01, 0xFE}), "tensor 'bias' element 0 is NaN");
+    expect_weights_error("neg_inf_bf16", with_value("scale", 2, {0x80, 0xFF}), "tensor 'scale' element 1 is infinite");
+    // The largest finite values (exponent one below all ones) and the subnormals load and convert exactly.
+    {
+      auto t = tiny_tensors();
+      for (auto& f : t) {
+        if (f.name == "bias") f.data = bytes_of<std::uint16_t>({0xFBFF, 0x0001});   // -65504, 2^-24
+        if (f.name == "scale") f.data = bytes_of<std::uint16_t>({0x7F7F, 0x0001});  // max bfloat16, its least subnormal
+      }
+      const auto st = SafeTensors::from_buffer(assemble(t), "extremes");
+      const auto bias = st.to_float("bias"), scale = st.to_float("scale");
+      CHECK(bias[0] == -65504.0f);
+      CHECK(bias[1] == std::ldexp(1.0f, -24));
+      CHECK(scale[0] == std::ldexp(255.0f, 120));  // 0x7F7F: 1.9921875 · 2^127
+      CHECK(scale[1] == std::ldexp(1.0f, -133));
+    }
   }
 
   TEST_CASE("random corruption either loads or throws attnlens::Error, never anything else") {
