@@ -31,6 +31,22 @@ CaptionParams caption_params(const std::string& params_json) {
   return p;
 }
 
+namespace {
+
+// config.json "image.input_size": [s, s], the side the whole image is resized to before the encoder (default
+// 224): a multiple of 32 in [32, 512], so the grid is s/32 cells a side (7 at 224, 13 at 416).
+std::size_t image_input_size(const io::ConfigObject& cfg) {
+  if (!cfg.has("image") || !cfg.object("image").has("input_size")) return models::MobileNetV2::kInputSize;
+  const io::ConfigObject image = cfg.object("image");
+  const nlohmann::json& v = image.array("input_size");
+  const auto side = [](const nlohmann::json& x) { return x.is_number_integer() ? x.get<std::int64_t>() : -1; };
+  if (v.size() != 2 || side(v[0]) != side(v[1]) || side(v[0]) < 32 || side(v[0]) > 512 || side(v[0]) % 32 != 0)
+    image.fail("input_size", "expected [s, s] with s a multiple of 32 in [32, 512], got " + v.dump());
+  return static_cast<std::size_t>(side(v[0]));
+}
+
+}  // namespace
+
 struct Captioner::Impl {
   std::string name;
   nlohmann::json config;
@@ -92,18 +108,6 @@ struct Captioner::Impl {
     require(static_cast<std::size_t>(unk_id) < vocab.size(),
             where + ": tokenizer.unk_id must be an id inside the vocabulary");
     for (std::size_t i = 0; i < vocab.size(); ++i) word_ids.emplace(vocab[i], static_cast<int>(i));
-  }
-
-  // config.json "image.input_size": [s, s], the side the whole image is resized to before the encoder (default
-  // 224): a multiple of 32 in [32, 512], so the grid is s/32 cells a side (7 at 224, 13 at 416).
-  static std::size_t image_input_size(const io::ConfigObject& cfg) {
-    if (!cfg.has("image") || !cfg.object("image").has("input_size")) return models::MobileNetV2::kInputSize;
-    const io::ConfigObject image = cfg.object("image");
-    const nlohmann::json& v = image.array("input_size");
-    const auto side = [](const nlohmann::json& x) { return x.is_number_integer() ? x.get<std::int64_t>() : -1; };
-    if (v.size() != 2 || side(v[0]) != side(v[1]) || side(v[0]) < 32 || side(v[0]) > 512 || side(v[0]) % 32 != 0)
-      image.fail("input_size", "expected [s, s] with s a multiple of 32 in [32, 512], got " + v.dump());
-    return static_cast<std::size_t>(side(v[0]));
   }
 
   // A caption to force → its words (text::tokenize_caption), checked before any image work.
@@ -337,6 +341,8 @@ std::string Captioner::config_json() const { return impl_->config.dump(); }
 struct ImageClassifier::Impl {
   models::MobileNetV2 encoder;
   std::vector<std::string> labels;
+  std::size_t input_size = models::MobileNetV2::kInputSize;  // config.json image.input_size (the pooled logits
+                                                              // take any grid)
 
   void init(const io::Bundle& b) {
     require(b.architecture() == "mobilenet-v2",
@@ -345,6 +351,7 @@ struct ImageClassifier::Impl {
     b.check_all_tensors_used();
     require(encoder.has_classifier(), "model bundle " + b.name() + " has no classifier (classifier.1.*)");
     const io::ConfigObject cfg = b.config_object();
+    input_size = image_input_size(cfg);
     if (cfg.has("classifier") && cfg.object("classifier").has("labels")) {
       const std::string file = cfg.object("classifier").string("labels");
       if (b.has_file(file)) {
@@ -378,7 +385,7 @@ std::unique_ptr<ImageClassifier> ImageClassifier::from_memory(const std::string&
 
 std::vector<ImageClass> ImageClassifier::classify(const std::uint8_t* pixels, std::size_t size, std::size_t width,
                                                   std::size_t height, std::size_t top_k, std::size_t channels) const {
-  const std::size_t s = models::MobileNetV2::kInputSize;
+  const std::size_t s = impl_->input_size;
   const std::vector<float> input = image::preprocess(pixels, size, width, height, channels, s);
   const std::vector<float> grid = impl_->encoder.features(input.data(), s);
   const std::size_t side = impl_->encoder.grid_side(s);

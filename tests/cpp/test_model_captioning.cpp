@@ -209,6 +209,21 @@ TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageC
   CHECK(top[0].probability > 0.9f);  // expected_top5.json: 0.9379 (PyTorch), 0.9451 (TFLite)
   CHECK(top[0].probability >= top[1].probability);
   CHECK_THROWS_WITH_AS(api::ImageClassifier::load(kTinyDir), doctest::Contains("not a mobilenet-v2"), Error);
+
+  // config.json image.input_size is the classifier's too (the logits pool any grid): a 288² copy classifies the
+  // resized photo (different numbers, same class), and a side that is not a multiple of 32 is refused by name.
+  const nlohmann::json original = nlohmann::json::parse(read_file(kEncoderDir + "/config.json"));
+  const std::string w = read_file(kEncoderDir + "/weights.safetensors");
+  auto with_size = [&](const nlohmann::json& size) {
+    nlohmann::json cfg = original;
+    cfg["image"]["input_size"] = size;
+    return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
+  };
+  const auto top288 = with_size({288, 288})->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, 1, 3);
+  REQUIRE(top288.size() == 1);
+  CHECK(top288[0].index == 285);
+  CHECK(top288[0].logit != top[0].logit);
+  CHECK_THROWS_WITH_AS(with_size({100, 100}), doctest::Contains("image.input_size"), Error);
 }
 
 TEST_CASE("captioning: pixels to caption matches PyTorch (tiny random decoder over the real encoder)") {
