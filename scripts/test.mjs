@@ -15,11 +15,11 @@
 //
 //   node scripts/test.mjs [--no-asan] [--no-fuzz] [--only=native,wasm,simd,node,e2e,asan,fuzz]
 //   ATTNLENS_FUZZ_SECONDS=n   seconds per harness in the fuzz step (default 30)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, buildTree, run } from './build.mjs';
+import { JOBS, ROOT, buildTree, run } from './build.mjs';
 
 const args = process.argv.slice(2);
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -36,13 +36,13 @@ if (!existsSync(path.join(ROOT, 'node_modules', '.package-lock.json'))) {
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
-function step(name, fn) {
+async function step(name, fn) {
   const t0 = Date.now();
   console.log(`\n=== ${name} ===`);
   let ok = true;
   let note = '';
   try {
-    note = fn() || '';
+    note = (await fn()) || '';
   } catch (err) {
     ok = false;
     note = err.message;
@@ -66,40 +66,41 @@ const needWasm = wanted('wasm') || wanted('simd') || wanted('node') || wanted('e
 
 let nativeBuilt = false;
 let wasmBuilt = false;
-if (needNative) nativeBuilt = step('build native (build/)', () => void buildTree('native'));
-if (needWasm) wasmBuilt = step('build WASM (build-wasm/, wasm/dist/)', () => void buildTree('wasm'));
+if (needNative) nativeBuilt = await step('build native (build/)', () => void buildTree('native'));
+if (needWasm) wasmBuilt = await step('build WASM (build-wasm/, wasm/dist/)', () => void buildTree('wasm'));
 
 if (wanted('native')) {
-  step('C++ tests, native (ctest)', () => {
+  await step('C++ tests, native (ctest)', () => {
     if (!nativeBuilt) throw new Error('skipped: the native build failed');
-    run('ctest', ['--test-dir', 'build', '--output-on-failure']);
+    run('ctest', ['--test-dir', 'build', '--output-on-failure', '-j', JOBS]);
   });
 }
 if (wanted('wasm')) {
-  step('C++ tests, WASM under Node (ctest)', () => {
+  await step('C++ tests, WASM under Node (ctest)', () => {
     if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
-    run('ctest', ['--test-dir', 'build-wasm', '--output-on-failure']);
+    run('ctest', ['--test-dir', 'build-wasm', '--output-on-failure', '-j', JOBS]);
   });
 }
 if (wanted('simd')) {
-  step('WASM SIMD check (wasm-dis)', () => {
+  await step('WASM SIMD check (wasm-dis)', () => {
     if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
     run(process.execPath, ['scripts/check-simd.mjs']);
   });
 }
 if (wanted('node')) {
-  step('package tests (node --test tests/node)', () => {
+  await step('package tests (node --test tests/node)', () => {
     if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
     const files = testFiles('tests/node');
     if (!files.length) throw new Error('no tests/node/*.test.mjs found');
-    run(process.execPath, ['--test', ...files]);
-    return `${files.length} files`;
+    // Each file is its own process; JOBS of them at a time (Node's default is one fewer than the cores).
+    run(process.execPath, ['--test', `--test-concurrency=${JOBS}`, ...files]);
+    return `${files.length} files, ${JOBS} at a time`;
   });
 }
 if (wanted('e2e')) {
   const files = testFiles('tests/e2e');
   if (files.length) {
-    step('browser end-to-end tests (node --test tests/e2e)', () => {
+    await step('browser end-to-end tests (node --test tests/e2e)', () => {
       if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
       // page.test.mjs (the page, screenshots in tests/e2e/artifacts/) and consumers.test.mjs (npm pack → fresh
       // Node, Vite and TypeScript projects from tests/consumers/)
@@ -109,14 +110,14 @@ if (wanted('e2e')) {
   }
 }
 if (wanted('asan')) {
-  step('C++ tests, native under ASan + UBSan (build-asan/)', () => {
+  await step('C++ tests, native under ASan + UBSan (build-asan/)', () => {
     buildTree('asan', { targets: ['attnlens_tests'] });
-    run('ctest', ['--test-dir', 'build-asan', '--output-on-failure']);
+    run('ctest', ['--test-dir', 'build-asan', '--output-on-failure', '-j', JOBS]);
   });
 }
 
 if (wanted('fuzz')) {
-  step('libFuzzer harnesses, ASan + UBSan (build-fuzz/, tests/fuzz)', () => {
+  await step('libFuzzer harnesses, ASan + UBSan (build-fuzz/, tests/fuzz)', async () => {
     const missing = fuzzToolchainMissing();
     if (missing) {
       console.log(`skipped: ${missing}; scripts/toolchain.sh ci installs clang and libclang-rt-14-dev`);
@@ -128,8 +129,10 @@ if (wanted('fuzz')) {
       .filter((f) => /^fuzz_.*\.cpp$/.test(f))
       .map((f) => f.slice('fuzz_'.length, -'.cpp'.length))
       .sort();
+    // JOBS harnesses side by side (each one process on one core); each one's output is printed whole when it ends.
     const failures = [];
-    for (const h of harnesses) {
+    const queue = [...harnesses];
+    const runOne = (h) => new Promise((resolve) => {
       // New inputs go to a scratch folder (the first corpus argument); the committed seeds and regressions are
       // only read. A crash, leak, sanitizer report, timeout or OOM makes libFuzzer exit non-zero and leaves the
       // input in build-fuzz/artifacts/.
@@ -139,17 +142,26 @@ if (wanted('fuzz')) {
       mkdirSync(artifacts, { recursive: true });
       const dirs = [scratch, `tests/fuzz/corpus/${h}`, `tests/fuzz/regressions/${h}`].filter((d) => existsSync(path.resolve(ROOT, d))); // resolve: scratch is absolute
       const dict = `tests/fuzz/${h}.dict`;
-      try {
-        run(`build-fuzz/tests/fuzz/fuzz_${h}`, [
-          `-max_total_time=${seconds}`, '-timeout=25', '-rss_limit_mb=2560', '-max_len=65536', '-print_final_stats=1',
-          `-artifact_prefix=${artifacts}/${h}-`, ...(existsSync(path.join(ROOT, dict)) ? [`-dict=${dict}`] : []), ...dirs,
-        ]);
-      } catch (err) {
-        failures.push(`${h}: ${err.message}`);
-      }
-    }
+      const cmd = `build-fuzz/tests/fuzz/fuzz_${h}`;
+      const args = [
+        `-max_total_time=${seconds}`, '-timeout=25', '-rss_limit_mb=2560', '-max_len=65536', '-print_final_stats=1',
+        `-artifact_prefix=${artifacts}/${h}-`, ...(existsSync(path.join(ROOT, dict)) ? [`-dict=${dict}`] : []), ...dirs,
+      ];
+      const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => { output += d; });
+      child.stderr.on('data', (d) => { output += d; });
+      child.on('error', (err) => { output += `${err.message}\n`; });
+      child.on('close', (code, signal) => {
+        console.log(`--- ${h}: $ ${[cmd, ...args].join(' ')}\n${output}--- ${h}: exit ${code ?? signal}`);
+        if (code !== 0) failures.push(`${h}: exited with status ${code ?? signal}`);
+        resolve();
+      });
+    });
+    const worker = async () => { while (queue.length) await runOne(queue.shift()); };
+    await Promise.all(Array.from({ length: Math.max(1, Number(JOBS) || 1) }, worker));
     if (failures.length) throw new Error(`${failures.length} of ${harnesses.length} harnesses failed: ${failures.join('; ')}`);
-    return `${harnesses.length} harnesses, ${seconds} s each`;
+    return `${harnesses.length} harnesses, ${seconds} s each, ${JOBS} at a time`;
   });
 }
 
