@@ -151,14 +151,15 @@ Lstm::Lstm(std::size_t input_size, std::size_t hidden_size, std::vector<Directio
 
 void Lstm::pack_input_weights() {
   for (Dir& d : dirs_)
-    if (d.p_ih.empty()) d.p_ih = kernels::pack_rows(4 * hidden_size_, input_size_, d.w_ih.data(), input_size_, precision_);
+    if (d.p_ih.empty())
+      d.p_ih = kernels::pack_rows(4 * hidden_size_, input_size_, d.w_ih.data(), input_size_, precision_);
 }
 
 LstmCellWeights Lstm::cell(std::size_t direction) const {
   if (direction >= dirs_.size())  // (every decoder step asks: the message is built only on failure)
     throw Error("lstm: direction " + std::to_string(direction) + " does not exist");
   const Dir& d = dirs_[direction];
-  return LstmCellWeights{input_size_,   hidden_size_, d.w_ih.data(), nullptr, d.bias.data(),
+  return LstmCellWeights{input_size_, hidden_size_, d.w_ih.data(), /*weight_hh: packed only*/ nullptr, d.bias.data(),
                          d.p_ih.empty() ? nullptr : &d.p_ih, &d.p_hh};
 }
 

@@ -219,7 +219,8 @@ TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageC
     cfg["image"]["input_size"] = size;
     return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
   };
-  const auto top288 = with_size({288, 288})->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, 1, 3);
+  const auto top288 =
+      with_size({288, 288})->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, 1, 3);
   REQUIRE(top288.size() == 1);
   CHECK(top288[0].index == 285);
   CHECK(top288[0].logit != top[0].logit);
