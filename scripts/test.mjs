@@ -15,6 +15,8 @@
 //
 //   node scripts/test.mjs [--no-asan] [--no-fuzz] [--only=native,wasm,simd,node,e2e,asan,fuzz]
 //   ATTNLENS_FUZZ_SECONDS=n   seconds per harness in the fuzz step (default 30)
+//   ATTNLENS_JOBS=n           processes side by side in each step: ctest -j, node --test files, fuzz harnesses
+//                             (and the build's -j; default 2)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
