@@ -198,6 +198,18 @@ TEST_CASE("captioning: int8 1×1 convolutions stay within their stated deviation
   CHECK(grid_mean <= 0.02);
 }
 
+// The encoder bundle as an image classifier with one config.json value replaced (key: a path such as
+// {"image", "input_size"}).
+std::unique_ptr<api::ImageClassifier> classifier_with(const std::vector<std::string>& key,
+                                                      const nlohmann::json& value) {
+  nlohmann::json cfg = nlohmann::json::parse(read_file(kEncoderDir + "/config.json"));
+  nlohmann::json* at = &cfg;
+  for (const std::string& k : key) at = &(*at)[k];
+  *at = value;
+  const std::string w = read_file(kEncoderDir + "/weights.safetensors");
+  return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
+}
+
 TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageClassifier)") {
   const auto clf = api::ImageClassifier::load(kEncoderDir);
   CHECK(clf->num_classes() == 1000);
@@ -212,13 +224,7 @@ TEST_CASE("captioning: the encoder bundle as an ImageNet classifier (api::ImageC
 
   // config.json image.input_size is the classifier's too (the logits pool any grid): a 288² copy classifies the
   // resized photo (different numbers, same class), and a side that is not a multiple of 32 is refused by name.
-  const nlohmann::json original = nlohmann::json::parse(read_file(kEncoderDir + "/config.json"));
-  const std::string w = read_file(kEncoderDir + "/weights.safetensors");
-  auto with_size = [&](const nlohmann::json& size) {
-    nlohmann::json cfg = original;
-    cfg["image"]["input_size"] = size;
-    return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
-  };
+  auto with_size = [](const nlohmann::json& size) { return classifier_with({"image", "input_size"}, size); };
   const auto top288 =
       with_size({288, 288})->classify(img.pixels.data(), img.pixels.size(), img.width, img.height, 1, 3);
   REQUIRE(top288.size() == 1);
@@ -647,13 +653,7 @@ TEST_CASE("captioning: non-finite features are an Error, never a caption or a la
 
 // Regression: encoder.bn_eps of -1 (sqrt of a negative variance: NaN) or 1e300 (Inf as float) loaded silently.
 TEST_CASE("captioning: MobileNetV2 encoder.bn_eps must be in (0, 1]") {
-  const nlohmann::json original = nlohmann::json::parse(read_file(kEncoderDir + "/config.json"));
-  const std::string w = read_file(kEncoderDir + "/weights.safetensors");
-  auto load_with = [&](const nlohmann::json& eps) {
-    nlohmann::json cfg = original;
-    cfg["encoder"]["bn_eps"] = eps;
-    return api::ImageClassifier::from_memory(cfg.dump(), std::vector<std::uint8_t>(w.begin(), w.end()), {}, "mnv2");
-  };
+  auto load_with = [](const nlohmann::json& eps) { return classifier_with({"encoder", "bn_eps"}, eps); };
   for (const double bad : {-1.0, 0.0, 1e300, 2.0, -1e-5}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH_AS(load_with(bad), doctest::Contains("key \"encoder.bn_eps\": expected a number in (0, 1]"),
