@@ -179,6 +179,16 @@ inline std::size_t js_dimension(double v, const char* what) {
   return static_cast<std::size_t>(v);
 }
 
+// A bundle's weights handed over from JS (Embind gives a Uint8Array as a std::string) as the engine's bytes.
+inline std::vector<std::uint8_t> js_bytes(const std::string& s) {
+  return std::vector<std::uint8_t>(s.begin(), s.end());
+}
+
+// The name a bundle handed over from JS goes by in errors ("<memory>" when JS gave none).
+inline std::string js_bundle_name(const std::string& name) {
+  return name.empty() ? std::string("<memory>") : name;
+}
+
 // The files of a bundle handed over from JS ({[name]: string | Uint8Array}) as a name → bytes map.
 inline std::map<std::string, std::string> js_bundle_files(const val& files, const std::string& what) {
   attnlens::require(files.typeOf().as<std::string>() == "object" && !files.isNull(),

@@ -40,8 +40,7 @@ class PointerSortBinding {
 // fromBundle(configText, weights: Uint8Array, name)
 PointerSortBinding* from_bundle(const std::string& config_text, const std::string& weights, const std::string& name) {
   return guarded([&] {
-    auto sorter = api::PointerSorter::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
-                                                  name.empty() ? std::string("<memory>") : name);
+    auto sorter = api::PointerSorter::from_memory(config_text, js_bytes(weights), js_bundle_name(name));
     return new PointerSortBinding(std::move(sorter));
   });
 }

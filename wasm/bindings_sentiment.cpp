@@ -58,9 +58,8 @@ SentimentBinding* from_bundle(const std::string& config_text, const std::string&
                               const std::string& params_json, const std::string& name) {
   return guarded([&] {
     std::map<std::string, std::string> file_map = js_bundle_files(files, "SentimentClassifier.fromBundle");
-    auto clf = api::SentimentClassifier::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
-                                                     std::move(file_map), api::sentiment_params(params_json),
-                                                     name.empty() ? std::string("<memory>") : name);
+    auto clf = api::SentimentClassifier::from_memory(config_text, js_bytes(weights), std::move(file_map),
+                                                     api::sentiment_params(params_json), js_bundle_name(name));
     return new SentimentBinding(std::move(clf));
   });
 }

@@ -107,8 +107,8 @@ TranslatorBinding* from_bundle(const std::string& config_text, const std::string
                                const std::string& name) {
   return guarded([&] {
     std::map<std::string, std::string> file_map = js_bundle_files(files, "Translator.fromBundle");
-    auto tr = api::Translator::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
-                                           std::move(file_map), name.empty() ? std::string("<memory>") : name);
+    auto tr =
+        api::Translator::from_memory(config_text, js_bytes(weights), std::move(file_map), js_bundle_name(name));
     return new TranslatorBinding(std::move(tr));
   });
 }

@@ -115,10 +115,8 @@ VisualQABinding* from_bundles(const std::string& config_text, const std::string&
                               const std::string& name) {
   return guarded([&] {
     const std::map<std::string, std::string> file_map = js_bundle_files(files, "VisualQA.fromBundles");
-    auto m = api::VisualQA::from_memory(config_text, std::vector<std::uint8_t>(weights.begin(), weights.end()),
-                                        file_map, encoder_config_text,
-                                        std::vector<std::uint8_t>(encoder_weights.begin(), encoder_weights.end()),
-                                        name.empty() ? std::string("<memory>") : name);
+    auto m = api::VisualQA::from_memory(config_text, js_bytes(weights), file_map, encoder_config_text,
+                                        js_bytes(encoder_weights), js_bundle_name(name));
     return new VisualQABinding(std::move(m));
   });
 }

@@ -128,32 +128,12 @@ struct Captioner::Impl {
   }
 };
 
-namespace {
-
-using models::encoder_bundle_name;  // config.json "encoder.bundle" (models/image_grid.h)
-
-}  // namespace
-
 Captioner::Captioner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Captioner::~Captioner() = default;
 
 std::unique_ptr<Captioner> Captioner::load(const std::string& dir, const std::string& encoder_dir) {
-  io::Bundle cap = io::Bundle::load(dir);
-  std::string enc_dir = encoder_dir;
-  if (enc_dir.empty()) {
-    std::string base = dir;
-    while (base.size() > 1 && base.back() == '/') base.pop_back();
-    const std::size_t slash = base.find_last_of('/');
-    const std::string parent = slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
-    enc_dir = parent + "/" + encoder_bundle_name(cap);
-  }
-  io::Bundle enc;
-  try {
-    enc = io::Bundle::load(enc_dir);
-  } catch (const Error& e) {
-    throw Error("captioning bundle " + dir + ": cannot load its encoder bundle (config.json \"encoder.bundle\"; give "
-                "the encoder directory explicitly if it is elsewhere): " + e.what());
-  }
+  const io::Bundle cap = io::Bundle::load(dir);
+  const io::Bundle enc = models::load_encoder_bundle(cap, dir, encoder_dir, "captioning");
   auto impl = std::make_unique<Impl>();
   impl->init(cap, enc);
   return std::unique_ptr<Captioner>(new Captioner(std::move(impl)));
@@ -163,9 +143,9 @@ std::unique_ptr<Captioner> Captioner::from_memory(const std::string& config_json
                                                   const std::map<std::string, std::string>& files,
                                                   const std::string& encoder_config_json,
                                                   std::vector<std::uint8_t> encoder_weights, const std::string& name) {
-  io::Bundle cap = io::Bundle::from_memory(config_json, std::move(weights), files, name);
-  io::Bundle enc = io::Bundle::from_memory(encoder_config_json, std::move(encoder_weights), {},
-                                           name + " (encoder " + encoder_bundle_name(cap) + ")");
+  const io::Bundle cap = io::Bundle::from_memory(config_json, std::move(weights), files, name);
+  const io::Bundle enc =
+      models::encoder_bundle_from_memory(cap, encoder_config_json, std::move(encoder_weights), name);
   auto impl = std::make_unique<Impl>();
   impl->init(cap, enc);
   return std::unique_ptr<Captioner>(new Captioner(std::move(impl)));

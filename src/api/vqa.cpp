@@ -131,22 +131,8 @@ VisualQA::VisualQA(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VisualQA::~VisualQA() = default;
 
 std::unique_ptr<VisualQA> VisualQA::load(const std::string& dir, const std::string& encoder_dir) {
-  io::Bundle b = io::Bundle::load(dir);
-  std::string enc_dir = encoder_dir;
-  if (enc_dir.empty()) {
-    std::string base = dir;
-    while (base.size() > 1 && base.back() == '/') base.pop_back();
-    const std::size_t slash = base.find_last_of('/');
-    const std::string parent = slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
-    enc_dir = parent + "/" + models::encoder_bundle_name(b);
-  }
-  io::Bundle enc;
-  try {
-    enc = io::Bundle::load(enc_dir);
-  } catch (const Error& e) {
-    throw Error("vqa bundle " + dir + ": cannot load its encoder bundle (config.json \"encoder.bundle\"; give the "
-                "encoder directory explicitly if it is elsewhere): " + e.what());
-  }
+  const io::Bundle b = io::Bundle::load(dir);
+  const io::Bundle enc = models::load_encoder_bundle(b, dir, encoder_dir, "vqa");
   auto impl = std::make_unique<Impl>();
   impl->init(b, enc);
   return std::unique_ptr<VisualQA>(new VisualQA(std::move(impl)));
@@ -156,9 +142,9 @@ std::unique_ptr<VisualQA> VisualQA::from_memory(const std::string& config_json, 
                                                 const std::map<std::string, std::string>& files,
                                                 const std::string& encoder_config_json,
                                                 std::vector<std::uint8_t> encoder_weights, const std::string& name) {
-  io::Bundle b = io::Bundle::from_memory(config_json, std::move(weights), files, name);
-  io::Bundle enc = io::Bundle::from_memory(encoder_config_json, std::move(encoder_weights), {},
-                                           name + " (encoder " + models::encoder_bundle_name(b) + ")");
+  const io::Bundle b = io::Bundle::from_memory(config_json, std::move(weights), files, name);
+  const io::Bundle enc =
+      models::encoder_bundle_from_memory(b, encoder_config_json, std::move(encoder_weights), name);
   auto impl = std::make_unique<Impl>();
   impl->init(b, enc);
   return std::unique_ptr<VisualQA>(new VisualQA(std::move(impl)));

@@ -33,6 +33,30 @@ std::string encoder_bundle_name(const io::Bundle& bundle) {
   return name;
 }
 
+io::Bundle load_encoder_bundle(const io::Bundle& bundle, const std::string& dir, const std::string& encoder_dir,
+                               const std::string& what) {
+  std::string enc_dir = encoder_dir;
+  if (enc_dir.empty()) {
+    std::string base = dir;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    const std::size_t slash = base.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
+    enc_dir = parent + "/" + encoder_bundle_name(bundle);
+  }
+  try {
+    return io::Bundle::load(enc_dir);
+  } catch (const Error& e) {
+    throw Error(what + " bundle " + dir + ": cannot load its encoder bundle (config.json \"encoder.bundle\"; give " +
+                "the encoder directory explicitly if it is elsewhere): " + e.what());
+  }
+}
+
+io::Bundle encoder_bundle_from_memory(const io::Bundle& bundle, const std::string& config_json,
+                                      std::vector<std::uint8_t> weights, const std::string& name) {
+  return io::Bundle::from_memory(config_json, std::move(weights), {},
+                                 name + " (encoder " + encoder_bundle_name(bundle) + ")");
+}
+
 std::vector<float> image_grid(const MobileNetV2& encoder, const std::vector<float>& input, std::size_t input_size,
                               const CellChannels& channels) {
   const std::size_t g = encoder.grid_side(input_size);

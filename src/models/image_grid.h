@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ CellChannels cell_channels(const io::Bundle& bundle);
 
 // The plain name in config.json "encoder.bundle" (Error when missing or not a plain folder name).
 std::string encoder_bundle_name(const io::Bundle& bundle);
+
+// The encoder bundle of `bundle` (loaded from folder `dir`): `encoder_dir` when given, else the folder named by its
+// "encoder.bundle" beside `dir`. An Error says which folder failed and how to give it (`what`: "captioning", "vqa").
+io::Bundle load_encoder_bundle(const io::Bundle& bundle, const std::string& dir, const std::string& encoder_dir,
+                               const std::string& what);
+
+// The same from memory (the WASM bindings): named "NAME (encoder ENCODER-BUNDLE)" in errors.
+io::Bundle encoder_bundle_from_memory(const io::Bundle& bundle, const std::string& config_json,
+                                      std::vector<std::uint8_t> weights, const std::string& name);
 
 // input HWC [size × size × 3] (image::preprocess) → grid HWC [g × g × channels.dim()], g = encoder.grid_side(size).
 std::vector<float> image_grid(const MobileNetV2& encoder, const std::vector<float>& input, std::size_t input_size,

@@ -349,6 +349,8 @@ TEST_CASE("captioning: bad images give a caption or a clear Error") {
 TEST_CASE("captioning: broken bundles are reported") {
   // the encoder bundle is found next to the captioning bundle by name; here it is not there
   CHECK_THROWS_WITH_AS(api::Captioner::load(kTinyDir), doctest::Contains("mobilenet-v2-imagenet"), Error);
+  const std::string no_encoder = "captioning bundle " + kTinyDir + ": cannot load its encoder bundle";
+  CHECK_THROWS_WITH_AS(api::Captioner::load(kTinyDir), doctest::Contains(no_encoder.c_str()), Error);
   // an encoder where the decoder should be, and vice versa
   CHECK_THROWS_WITH_AS(api::Captioner::load(kEncoderDir, kEncoderDir), doctest::Contains("not an image captioner"),
                        Error);

@@ -219,4 +219,10 @@ TEST_CASE("vqa: broken bundles are refused with the file and key named") {
   CHECK_THROWS_WITH_AS(api::VisualQA::from_memory(config, bytes(w), short_answers, ecfg, bytes(ew), "vqa"),
                        doctest::Contains("answer list"), Error);
   CHECK_THROWS_AS(api::VisualQA::from_memory(config, bytes(w), {}, ecfg, bytes(ew), "vqa"), Error);
+  // the encoder bundle: named in errors after the VQA bundle, whether read from memory or looked for on disk
+  CHECK_THROWS_WITH_AS(api::VisualQA::from_memory(config, bytes(w), files, "{}", bytes(ew), "vqa"),
+                       doctest::Contains("vqa (encoder mobilenet-v2-imagenet)"), Error);
+  const std::string no_encoder = "vqa bundle " + dir + ": cannot load its encoder bundle";
+  CHECK_THROWS_WITH_AS(api::VisualQA::load(dir, dir + "/no-such-encoder"), doctest::Contains(no_encoder.c_str()),
+                       Error);
 }
