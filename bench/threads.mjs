@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
+import { syntheticImage } from './synthetic.mjs';
 import { init, info, pipeline, setThreads } from '../wasm/index.js';
 import { options } from '../scripts/args.mjs';
 
@@ -43,21 +44,6 @@ if (!started.threaded || started.threads !== THREADS) {
 const data = path.join(ROOT, '..', 'shared', 'data', 'multi30k', 'test_2016_flickr.de.gz');
 const sentences = gunzipSync(readFileSync(data)).toString('utf8').split('\n').filter((l) => l.trim());
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-// A deterministic RGBA image with structure at several scales (the encoder's cost does not depend on content).
-function syntheticImage(seed, width = 320, height = 240) {
-  const px = new Uint8ClampedArray(width * height * 4);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 4;
-      px[i] = (x * 3 + seed * 40) & 255;
-      px[i + 1] = (y * 5 + ((x >> 4) ^ (y >> 4)) * 17) & 255;
-      px[i + 2] = ((x * y) >> 6) + seed * 13 & 255;
-      px[i + 3] = 255;
-    }
-  }
-  return { data: px, width, height, channels: 4 };
-}
 
 // Every number and string of a result, maps included, as one comparable list.
 function fingerprint(value, out = []) {

@@ -126,6 +126,20 @@ struct Captioner::Impl {
     channels.position = cell_position;
     return Tensor({g, g, grid_dim()}, models::image_grid(encoder, input, input_size, channels));
   }
+
+  // What a caption call asks for, over the bundle's defaults (caption_grid and caption_many alike).
+  void check_call(const Tensor& grid, const CaptionParams& params) const;
+  int beams(const CaptionParams& params) const { return params.num_beams > 0 ? params.num_beams : default_beams; }
+  std::size_t max_words(const CaptionParams& params) const {  // 0: the bundle's max_len
+    return params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
+  }
+  std::vector<int> banned(const CaptionParams& params) const {  // <unk> is never emitted unless the caller allows it
+    if (params.allow_unk || unk_id == decoder.config().end_id) return {};
+    return {unk_id};
+  }
+  // A decoded caption of a gh × gw grid as the API returns it.
+  CaptionResult result(const models::SatDecodeResult& r, int num_beams, std::size_t gh, std::size_t gw,
+                       const CaptionParams& params) const;
 };
 
 Captioner::Captioner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -171,13 +185,37 @@ CaptionResult Captioner::caption_rows(const std::function<const std::uint8_t*(st
 
 std::vector<CaptionResult> Captioner::caption_many(const std::vector<ImageRows>& images,
                                                   const CaptionParams& params) const {
-  const std::size_t side = impl_->input_size;
-  std::vector<std::vector<float>> inputs(images.size(), std::vector<float>(side * side * 3));
-  for (std::size_t i = 0; i < images.size(); ++i)
+  const std::size_t side = impl_->input_size, n = images.size();
+  std::vector<std::vector<float>> inputs(n, std::vector<float>(side * side * 3));
+  for (std::size_t i = 0; i < n; ++i)
     image::preprocess(images[i].row, images[i].width, images[i].height, images[i].channels, side, inputs[i].data());
-  std::vector<CaptionResult> out(images.size());
-  kernels::parallel_each(images.size(),
-                         [&](std::size_t i) { out[i] = caption_grid(impl_->grid_from_input(inputs[i]), params); });
+  std::vector<CaptionResult> out(n);
+  if (impl_->beams(params) != 1 || n < 2) {  // beam search: each image on its own, the images among the threads
+    kernels::parallel_each(n, [&](std::size_t i) { out[i] = caption_grid(impl_->grid_from_input(inputs[i]), params); });
+    return out;
+  }
+  // Greedy: the encoders among the threads, then the images in as many batches as threads (dealt round-robin),
+  // each batch decoded as rows (ShowAttendTell::greedy_many). Each result equals caption()'s, bit for bit.
+  std::vector<Tensor> grids(n);
+  kernels::parallel_each(n, [&](std::size_t i) { grids[i] = impl_->grid_from_input(inputs[i]); });
+  for (std::size_t i = 0; i < n; ++i) impl_->check_call(grids[i], params);
+  const std::size_t batches = std::min<std::size_t>(n, std::max<std::size_t>(1, kernels::threads()));
+  const auto& dec = impl_->decoder;
+  kernels::parallel_each(batches, [&](std::size_t b) {
+    std::vector<std::size_t> mine;
+    for (std::size_t i = b; i < n; i += batches) mine.push_back(i);
+    std::vector<models::ShowAttendTell::Encoded> encs;
+    encs.reserve(mine.size());
+    std::vector<const models::ShowAttendTell::Encoded*> ptrs;
+    for (std::size_t i : mine) {
+      encs.push_back(dec.encode(grids[i].data.data(), grids[i].dims[0] * grids[i].dims[1]));
+      ptrs.push_back(&encs.back());
+    }
+    const std::vector<models::SatDecodeResult> rs =
+        dec.greedy_many(ptrs, impl_->max_words(params), impl_->banned(params));
+    for (std::size_t j = 0; j < mine.size(); ++j)
+      out[mine[j]] = impl_->result(rs[j], 1, grids[mine[j]].dims[0], grids[mine[j]].dims[1], params);
+  });
   return out;
 }
 
@@ -262,35 +300,40 @@ CaptionResult Captioner::attend_grid(const Tensor& grid, const std::string& capt
   return force_words(impl_->decoder, grid, words, impl_->vocab, impl_->word_ids, impl_->unk_id, params);
 }
 
-CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
-  check_grid(grid, impl_->grid_dim(), "caption");
+void Captioner::Impl::check_call(const Tensor& grid, const CaptionParams& params) const {
+  check_grid(grid, grid_dim(), "caption");
   require(params.num_beams >= 0 && params.max_new_tokens >= 0, "caption: num_beams and max_new_tokens must be >= 0");
-  const std::size_t gh = grid.dims[0], gw = grid.dims[1], cells = gh * gw;
-  const auto& dec = impl_->decoder;
-  const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), cells);
-  const int beams = params.num_beams > 0 ? params.num_beams : impl_->default_beams;
-  const std::size_t max_len = params.max_new_tokens > 0 ? static_cast<std::size_t>(params.max_new_tokens) : 0;
-  std::vector<int> banned;  // <unk> is never emitted unless the caller allows it
-  if (!params.allow_unk && impl_->unk_id != dec.config().end_id) banned.push_back(impl_->unk_id);
-  models::SatDecodeResult r = beams == 1 ? dec.greedy(enc, max_len, banned)
-                                               : dec.beam(enc, static_cast<std::size_t>(beams), max_len,
-                                                          impl_->length_norm, banned);
+}
+
+CaptionResult Captioner::Impl::result(const models::SatDecodeResult& r, int num_beams, std::size_t gh, std::size_t gw,
+                                      const CaptionParams& params) const {
   CaptionResult out;
-  out.num_beams = beams;
+  out.num_beams = num_beams;
   out.finished = r.finished;
   out.score = r.score;
   out.betas = r.betas;
   out.token_ids = r.tokens;
-  if (r.finished) out.token_ids.push_back(dec.config().end_id);
+  if (r.finished) out.token_ids.push_back(decoder.config().end_id);
   for (std::size_t i = 0; i < r.tokens.size(); ++i) {
-    const std::string& w = impl_->vocab[static_cast<std::size_t>(r.tokens[i])];
     if (i) out.text += ' ';
-    out.text += w;
+    out.text += vocab[static_cast<std::size_t>(r.tokens[i])];
   }
-  for (int id : out.token_ids) out.tokens.push_back(impl_->vocab[static_cast<std::size_t>(id)]);
-  if (params.output_attentions)
-    out.attentions.record("visual", -1, -1, -1, {r.steps, gh, gw}, r.alphas.data());
+  for (int id : out.token_ids) out.tokens.push_back(vocab[static_cast<std::size_t>(id)]);
+  if (params.output_attentions) out.attentions.record("visual", -1, -1, -1, {r.steps, gh, gw}, r.alphas.data());
   return out;
+}
+
+CaptionResult Captioner::caption_grid(const Tensor& grid, const CaptionParams& params) const {
+  impl_->check_call(grid, params);
+  const std::size_t gh = grid.dims[0], gw = grid.dims[1];
+  const auto& dec = impl_->decoder;
+  const models::ShowAttendTell::Encoded enc = dec.encode(grid.data.data(), gh * gw);
+  const int beams = impl_->beams(params);
+  const models::SatDecodeResult r =
+      beams == 1 ? dec.greedy(enc, impl_->max_words(params), impl_->banned(params))
+                 : dec.beam(enc, static_cast<std::size_t>(beams), impl_->max_words(params), impl_->length_norm,
+                            impl_->banned(params));
+  return impl_->result(r, beams, gh, gw, params);
 }
 
 Tensor Captioner::classify_grid(const Tensor& grid) const {

@@ -118,8 +118,16 @@ void ShowAttendTell::step(const Encoded& enc, int prev_word, float* h, float* c,
 
 void ShowAttendTell::step_rows(const Encoded& enc, std::size_t k, const int* words, float* h, float* c,
                                float* logits, float* alpha, float* beta, StepScratch& scratch) const {
+  scratch.encs.assign(k, &enc);  // no allocation once the scratch has held k rows
+  step_rows(scratch.encs.data(), k, words, h, c, logits, alpha, beta, scratch);
+}
+
+void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const int* words, float* h, float* c,
+                               float* logits, float* alpha, float* beta, StepScratch& scratch) const {
   const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim, M = cfg_.embed_dim;
-  const std::size_t L = enc.cells, V = cfg_.vocab_size;
+  const std::size_t L = k > 0 ? encs[0]->cells : 0, V = cfg_.vocab_size;
+  for (std::size_t r = 1; r < k; ++r)
+    if (encs[r]->cells != L) throw Error("show-attend-tell: the images of one step have different grid sizes");
   // (if/throw rather than require(): messages are built only on failure, no allocation per step)
   for (std::size_t r = 0; r < k; ++r)
     if (words[r] < 0 || static_cast<std::size_t>(words[r]) >= V)
@@ -135,6 +143,7 @@ void ShowAttendTell::step_rows(const Encoded& enc, std::size_t k, const int* wor
   for (std::size_t r = 0; r < k; ++r) {
     // e_i = wᵀ tanh(keys_i + q) + b_w; α = softmax(e)   (the catalogue's additive score and soft alignment)
     float* al = alpha + r * L;
+    const Encoded& enc = *encs[r];
     attention::score_additive_hidden(att_score_w_.data(), A, q.data() + r * A, 1, enc.keys.data(), L, al, tmp.data());
     for (std::size_t i = 0; i < L; ++i) al[i] += att_score_b_;
     attention::align_soft(al, 1, L);
@@ -177,40 +186,79 @@ std::vector<char> ShowAttendTell::ban_mask(const std::vector<int>& banned) const
   return mask;
 }
 
+namespace {
+
+// Greedy's choice after one step of one row: argmax over the words not banned, first maximum wins (torch.argmax;
+// <end> is never banned, so one exists); the step's α, β and logits appended to r. Returns the chosen word.
+int greedy_choose(SatDecodeResult& r, const float* logits, const float* alpha, std::size_t L, float beta,
+                  const std::vector<char>& ban, std::vector<float>& logp) {
+  const std::size_t V = ban.size();
+  std::size_t best = V;
+  for (std::size_t w = 0; w < V; ++w)
+    if (!ban[w] && (best == V || logits[w] > logits[best])) best = w;
+  r.alphas.insert(r.alphas.end(), alpha, alpha + L);
+  r.logits.insert(r.logits.end(), logits, logits + V);
+  r.betas.push_back(beta);
+  ++r.steps;
+  logp.assign(logits, logits + V);
+  kernels::log_softmax(logp.data(), V);
+  r.score += logp[best];
+  return static_cast<int>(best);
+}
+
+}  // namespace
+
 SatDecodeResult ShowAttendTell::greedy(const Encoded& enc, std::size_t max_len, const std::vector<int>& banned) const {
+  return std::move(greedy_many({&enc}, max_len, banned)[0]);
+}
+
+std::vector<SatDecodeResult> ShowAttendTell::greedy_many(const std::vector<const Encoded*>& encs, std::size_t max_len,
+                                                         const std::vector<int>& banned) const {
   if (max_len == 0) max_len = cfg_.max_len;
-  const std::size_t V = cfg_.vocab_size, L = enc.cells;
+  const std::size_t n = encs.size(), V = cfg_.vocab_size, H = cfg_.hidden_dim;
+  const std::size_t L = n > 0 ? encs[0]->cells : 0;
   const std::vector<char> ban = ban_mask(banned);
-  SatDecodeResult r;
-  r.alphas.reserve(max_len * L);
-  r.logits.reserve(max_len * V);
-  r.betas.reserve(max_len);
-  std::vector<float> h = enc.h0, c = enc.c0, logits(V), alpha(L), logp(V);
-  StepScratch scratch;
-  int prev = cfg_.start_id;
-  for (std::size_t t = 0; t < max_len; ++t) {
-    float beta = 0;
-    step(enc, prev, h.data(), c.data(), logits.data(), alpha.data(), &beta, scratch);
-    // argmax over the words not banned, first maximum wins (torch.argmax); <end> is never banned, so one exists
-    std::size_t best = V;
-    for (std::size_t w = 0; w < V; ++w)
-      if (!ban[w] && (best == V || logits[w] > logits[best])) best = w;
-    const int next = static_cast<int>(best);
-    r.alphas.insert(r.alphas.end(), alpha.begin(), alpha.end());
-    r.logits.insert(r.logits.end(), logits.begin(), logits.end());
-    r.betas.push_back(beta);
-    ++r.steps;
-    logp = logits;
-    kernels::log_softmax(logp.data(), V);
-    r.score += logp[static_cast<std::size_t>(next)];
-    if (next == cfg_.end_id) {
-      r.finished = true;
-      break;
-    }
-    r.tokens.push_back(next);
-    prev = next;
+  std::vector<SatDecodeResult> out(n);
+  for (SatDecodeResult& r : out) {
+    r.alphas.reserve(max_len * L);
+    r.logits.reserve(max_len * V);
+    r.betas.reserve(max_len);
   }
-  return r;
+  // The unfinished images' rows, in list order: live[j] is the image of row j; h, c [rows × H].
+  std::vector<std::size_t> live(n);
+  std::vector<const Encoded*> row_encs(n);
+  std::vector<int> prev(n, cfg_.start_id);
+  std::vector<float> h(n * H), c(n * H), logits(n * V), alpha(n * L), beta(n), logp(V);
+  for (std::size_t i = 0; i < n; ++i) {
+    live[i] = i;
+    row_encs[i] = encs[i];
+    std::copy_n(encs[i]->h0.data(), H, h.data() + i * H);
+    std::copy_n(encs[i]->c0.data(), H, c.data() + i * H);
+  }
+  StepScratch scratch;
+  for (std::size_t t = 0; t < max_len && !live.empty(); ++t) {
+    const std::size_t k = live.size();
+    step_rows(row_encs.data(), k, prev.data(), h.data(), c.data(), logits.data(), alpha.data(), beta.data(), scratch);
+    std::size_t kept = 0;  // rows still decoding move down over the finished ones (state, image, last word)
+    for (std::size_t j = 0; j < k; ++j) {
+      const int next = greedy_choose(out[live[j]], logits.data() + j * V, alpha.data() + j * L, L, beta[j], ban, logp);
+      if (next == cfg_.end_id) {
+        out[live[j]].finished = true;
+        continue;
+      }
+      out[live[j]].tokens.push_back(next);
+      if (kept != j) {
+        live[kept] = live[j];
+        row_encs[kept] = row_encs[j];
+        std::copy_n(h.data() + j * H, H, h.data() + kept * H);
+        std::copy_n(c.data() + j * H, H, c.data() + kept * H);
+      }
+      prev[kept] = next;
+      ++kept;
+    }
+    live.resize(kept);
+  }
+  return out;
 }
 
 SatDecodeResult ShowAttendTell::force(const Encoded& enc, const std::vector<int>& words) const {

@@ -82,6 +82,7 @@ class ShowAttendTell {
   // Buffers one step needs, sized by the first step and reused by the next ones (no allocation per step).
   struct StepScratch {
     std::vector<float> q, tmp, x, gates;
+    std::vector<const Encoded*> encs;  // the image each row attends over
   };
   // One step of one hypothesis: h, c [H] in/out; writes logits [V], alpha [L] and beta.
   void step(const Encoded& enc, int prev_word, float* h, float* c, float* logits, float* alpha, float* beta) const;
@@ -92,10 +93,19 @@ class ShowAttendTell {
   // same bits as step() on that row alone (step() is this with k = 1).
   void step_rows(const Encoded& enc, std::size_t k, const int* words, float* h, float* c, float* logits,
                  float* alpha, float* beta, StepScratch& scratch) const;
+  // The same when row r attends over its own image encs[r] (a list of images decoded together); every image has
+  // the same number of cells L. Row r's results have the same bits as step() on that row and image alone.
+  void step_rows(const Encoded* const* encs, std::size_t k, const int* words, float* h, float* c, float* logits,
+                 float* alpha, float* beta, StepScratch& scratch) const;
 
   // max_len 0 → the config's max_len. `banned`: word ids never chosen (see above; ids outside the vocabulary and
   // the end id are an Error: a search that may never finish is a caller bug).
   SatDecodeResult greedy(const Encoded& enc, std::size_t max_len = 0, const std::vector<int>& banned = {}) const;
+  // Greedy captions of several images decoded together: each step's products take every unfinished image's row
+  // at once (kernels::linear_packed reads the weights once per pair of rows). Result i equals greedy(*encs[i])
+  // bit for bit. The images must have the same number of cells.
+  std::vector<SatDecodeResult> greedy_many(const std::vector<const Encoded*>& encs, std::size_t max_len = 0,
+                                           const std::vector<int>& banned = {}) const;
   SatDecodeResult beam(const Encoded& enc, std::size_t beam, std::size_t max_len = 0, double length_norm = 0,
                        const std::vector<int>& banned = {}) const;
   // Teacher forcing of `words` (ids, no <start>/<end>; may be empty: then only <end> is scored): tokens = words,

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -312,7 +313,8 @@ TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thr
     std::vector<std::uint8_t> pixels;
   };
   std::vector<Image> images;
-  for (auto [w, h, c] : {std::array<std::size_t, 3>{96, 80, 4}, {224, 224, 3}, {50, 130, 1}}) {
+  for (auto [w, h, c] : {std::array<std::size_t, 3>{96, 80, 4}, {224, 224, 3}, {50, 130, 1}, {300, 200, 3},
+                         {64, 64, 1}}) {
     Image im{w, h, c, std::vector<std::uint8_t>(w * h * c)};
     for (std::size_t i = 0; i < im.pixels.size(); ++i) im.pixels[i] = static_cast<std::uint8_t>((i * 7 + i / (w * c) * 13) & 255);
     images.push_back(std::move(im));
@@ -320,25 +322,37 @@ TEST_CASE("parallel: caption_many equals caption_rows of each image, for any thr
   auto rows_of = [](const Image& im) {
     return [&im](std::size_t y) { return im.pixels.data() + y * im.width * im.channels; };
   };
-  attnlens::api::CaptionParams params;
-  params.num_beams = 3;
-  std::vector<attnlens::api::CaptionResult> single;
   std::vector<attnlens::api::Captioner::ImageRows> list;
-  for (const Image& im : images) {
-    single.push_back(cap->caption_rows(rows_of(im), im.width, im.height, params, im.channels));
-    list.push_back({rows_of(im), im.width, im.height, im.channels});
+  for (const Image& im : images) list.push_back({rows_of(im), im.width, im.height, im.channels});
+  // Beam 3 (each image searched on its own) and greedy (the images decoded together as rows, captions of different
+  // lengths finishing at different steps): every result equals the image captioned alone.
+  for (int beams : {3, 1}) {
+    CAPTURE(beams);
+    attnlens::api::CaptionParams params;
+    params.num_beams = beams;
+    std::vector<attnlens::api::CaptionResult> single;
+    for (const Image& im : images) single.push_back(cap->caption_rows(rows_of(im), im.width, im.height, params, im.channels));
+    std::set<std::size_t> lengths;
+    for (const auto& r : single) lengths.insert(r.token_ids.size());
+    if (beams == 1) CHECK(lengths.size() > 1);
+    for_thread_counts([&] {
+      const auto many = cap->caption_many(list, params);
+      REQUIRE(many.size() == images.size());
+      for (std::size_t i = 0; i < images.size(); ++i) {
+        CAPTURE(i);
+        CHECK(many[i].text == single[i].text);
+        CHECK(many[i].token_ids == single[i].token_ids);
+        CHECK(many[i].finished == single[i].finished);
+        CHECK(many[i].num_beams == single[i].num_beams);
+        CHECK(many[i].score == single[i].score);
+        CHECK(same_bits(many[i].betas, single[i].betas));
+        REQUIRE(many[i].attentions.size() == 1);
+        CHECK(same_bits(many[i].attentions[0].data, single[i].attentions[0].data));
+      }
+    });
   }
-  for_thread_counts([&] {
-    const auto many = cap->caption_many(list, params);
-    REQUIRE(many.size() == images.size());
-    for (std::size_t i = 0; i < images.size(); ++i) {
-      CHECK(many[i].text == single[i].text);
-      CHECK(many[i].score == single[i].score);
-      CHECK(same_bits(many[i].betas, single[i].betas));
-      REQUIRE(many[i].attentions.size() == 1);
-      CHECK(same_bits(many[i].attentions[0].data, single[i].attentions[0].data));
-    }
-  });
+  attnlens::api::CaptionParams params;
+  params.num_beams = 1;
   // An image of a bad size is refused before any captioning.
   list.push_back({rows_of(images[0]), 0, 10, 4});
   CHECK_THROWS_AS(cap->caption_many(list, params), attnlens::Error);
