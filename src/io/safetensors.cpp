@@ -204,48 +204,56 @@ SafeTensors SafeTensors::from_buffer(std::vector<std::uint8_t> bytes, const std:
   st.data_start_ = 8 + static_cast<std::size_t>(header_len);
   const std::size_t data_size = bytes.size() - st.data_start_;
 
+  // Every check below is `if (!ok) throw`, never require(ok, message): a message built with + (and a JSON dump)
+  // for every tensor of every bundle load cost more than the checks themselves.
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
-      require(entry.is_object(), src + ": \"__metadata__\" must be an object of strings");
+      if (!entry.is_object()) throw Error(src + ": \"__metadata__\" must be an object of strings");
       for (const auto& [k, v] : entry.items()) {
-        require(v.is_string(), src + ": \"__metadata__\" entry '" + k + "' must be a string");
+        if (!v.is_string()) throw Error(src + ": \"__metadata__\" entry '" + k + "' must be a string");
         st.metadata_[k] = v.get<std::string>();
       }
       continue;
     }
-    const std::string what = src + ": tensor '" + name + "'";
-    require(entry.is_object(), what + ": the header entry must be an object with dtype, shape and data_offsets");
-    require(entry.contains("dtype") && entry["dtype"].is_string(), what + ": \"dtype\" is missing or not a string");
+    const std::string& tensor = name;  // (a structured binding cannot be captured in C++17)
+    const nlohmann::json& fields = entry;
+    const auto what = [&] { return src + ": tensor '" + tensor + "'"; };
+    if (!entry.is_object())
+      throw Error(what() + ": the header entry must be an object with dtype, shape and data_offsets");
+    if (!entry.contains("dtype") || !entry["dtype"].is_string())
+      throw Error(what() + ": \"dtype\" is missing or not a string");
     TensorInfo info;
     info.name = name;
     const std::string dtype = entry["dtype"].get<std::string>();
-    require(parse_dtype(dtype, info.dtype),
-            what + ": unsupported dtype '" + dtype + "' (supported: F32, F16, BF16, I32, I64, I8)");
-    require(entry.contains("shape") && entry["shape"].is_array(), what + ": \"shape\" is missing or not an array");
+    if (!parse_dtype(dtype, info.dtype))
+      throw Error(what() + ": unsupported dtype '" + dtype + "' (supported: F32, F16, BF16, I32, I64, I8)");
+    if (!entry.contains("shape") || !entry["shape"].is_array())
+      throw Error(what() + ": \"shape\" is missing or not an array");
     std::size_t count = 1;
     for (const auto& d : entry["shape"]) {
       std::size_t dim = 0;
-      require(as_size(d, dim), what + ": shape " + entry["shape"].dump() + " must hold non-negative integers");
+      if (!as_size(d, dim))
+        throw Error(what() + ": shape " + entry["shape"].dump() + " must hold non-negative integers");
       info.shape.push_back(dim);
-      require(checked_mul(count, dim, count), what + ": shape " + entry["shape"].dump() + " is too large");
+      if (!checked_mul(count, dim, count)) throw Error(what() + ": shape " + entry["shape"].dump() + " is too large");
     }
-    require(entry.contains("data_offsets") && entry["data_offsets"].is_array() && entry["data_offsets"].size() == 2,
-            what + ": \"data_offsets\" must be [begin, end]");
-    require(as_size(entry["data_offsets"][0], info.begin) && as_size(entry["data_offsets"][1], info.end),
-            what + ": data_offsets " + entry["data_offsets"].dump() + " must be non-negative integers");
-    require(info.begin <= info.end, what + ": data_offsets " + entry["data_offsets"].dump() + " have begin > end");
-    require(info.end <= data_size, what + ": data_offsets " + entry["data_offsets"].dump() +
-                                       " point past the end of the data region (" + std::to_string(data_size) +
-                                       " bytes): the header lies or the file is truncated");
+    if (!entry.contains("data_offsets") || !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2)
+      throw Error(what() + ": \"data_offsets\" must be [begin, end]");
+    const auto offsets = [&] { return what() + ": data_offsets " + fields["data_offsets"].dump(); };
+    if (!as_size(entry["data_offsets"][0], info.begin) || !as_size(entry["data_offsets"][1], info.end))
+      throw Error(offsets() + " must be non-negative integers");
+    if (info.begin > info.end) throw Error(offsets() + " have begin > end");
+    if (info.end > data_size)
+      throw Error(offsets() + " point past the end of the data region (" + std::to_string(data_size) +
+                  " bytes): the header lies or the file is truncated");
     std::size_t expected_bytes = 0;
-    require(checked_mul(count, dtype_size(info.dtype), expected_bytes), what + ": shape is too large");
-    require(info.end - info.begin == expected_bytes,
-            what + ": data_offsets " + entry["data_offsets"].dump() + " span " + std::to_string(info.end - info.begin) +
-                " bytes but shape " + shape_to_string(info.shape) + " of " + dtype + " needs " +
-                std::to_string(expected_bytes));
+    if (!checked_mul(count, dtype_size(info.dtype), expected_bytes)) throw Error(what() + ": shape is too large");
+    if (info.end - info.begin != expected_bytes)
+      throw Error(offsets() + " span " + std::to_string(info.end - info.begin) + " bytes but shape " +
+                  shape_to_string(info.shape) + " of " + dtype + " needs " + std::to_string(expected_bytes));
     for (const auto& [other_name, other] : entry.items()) {
-      require(other_name == "dtype" || other_name == "shape" || other_name == "data_offsets",
-              what + ": unexpected field \"" + other_name + "\" in the header entry");
+      if (other_name != "dtype" && other_name != "shape" && other_name != "data_offsets")
+        throw Error(what() + ": unexpected field \"" + other_name + "\" in the header entry");
     }
     st.index_.emplace(name, std::move(info));
   }
@@ -260,12 +268,13 @@ SafeTensors SafeTensors::from_buffer(std::vector<std::uint8_t> bytes, const std:
   const TensorInfo* previous = nullptr;
   for (const TensorInfo* t : by_offset) {
     if (t->begin == t->end) continue;  // empty tensors occupy no bytes
-    require(t->begin >= covered, src + ": tensor '" + t->name + "' (bytes " + std::to_string(t->begin) + ".." +
-                                     std::to_string(t->end) + ") overlaps tensor '" +
-                                     (previous ? previous->name : std::string("?")) + "' (bytes up to " +
-                                     std::to_string(covered) + ")");
-    require(t->begin == covered, src + ": bytes " + std::to_string(covered) + ".." + std::to_string(t->begin) +
-                                     " of the data region belong to no tensor (the format allows no holes)");
+    if (t->begin < covered)
+      throw Error(src + ": tensor '" + t->name + "' (bytes " + std::to_string(t->begin) + ".." +
+                  std::to_string(t->end) + ") overlaps tensor '" + (previous ? previous->name : std::string("?")) +
+                  "' (bytes up to " + std::to_string(covered) + ")");
+    if (t->begin != covered)
+      throw Error(src + ": bytes " + std::to_string(covered) + ".." + std::to_string(t->begin) +
+                  " of the data region belong to no tensor (the format allows no holes)");
     covered = t->end;
     previous = t;
   }
