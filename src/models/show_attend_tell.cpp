@@ -226,18 +226,18 @@ std::vector<SatDecodeResult> ShowAttendTell::greedy_many(const std::vector<const
   }
   // The unfinished images' rows, in list order: live[j] is the image of row j; h, c [rows × H].
   std::vector<std::size_t> live(n);
-  std::vector<const Encoded*> row_encs(n);
+  std::vector<const Encoded*> row_encs(n);  // encs[live[j]], contiguous for step_rows
   std::vector<int> prev(n, cfg_.start_id);
   std::vector<float> h(n * H), c(n * H), logits(n * V), alpha(n * L), beta(n), logp(V);
   for (std::size_t i = 0; i < n; ++i) {
     live[i] = i;
-    row_encs[i] = encs[i];
     std::copy_n(encs[i]->h0.data(), H, h.data() + i * H);
     std::copy_n(encs[i]->c0.data(), H, c.data() + i * H);
   }
   StepScratch scratch;
   for (std::size_t t = 0; t < max_len && !live.empty(); ++t) {
     const std::size_t k = live.size();
+    for (std::size_t j = 0; j < k; ++j) row_encs[j] = encs[live[j]];
     step_rows(row_encs.data(), k, prev.data(), h.data(), c.data(), logits.data(), alpha.data(), beta.data(), scratch);
     std::size_t kept = 0;  // rows still decoding move down over the finished ones (state, image, last word)
     for (std::size_t j = 0; j < k; ++j) {
@@ -249,7 +249,6 @@ std::vector<SatDecodeResult> ShowAttendTell::greedy_many(const std::vector<const
       out[live[j]].tokens.push_back(next);
       if (kept != j) {
         live[kept] = live[j];
-        row_encs[kept] = row_encs[j];
         std::copy_n(h.data() + j * H, H, h.data() + kept * H);
         std::copy_n(c.data() + j * H, H, c.data() + kept * H);
       }
