@@ -1,14 +1,15 @@
 """ONNX export of a captioner and its MobileNetV2 encoder (the encoder bundle its config.json names:
 flickr8k-mobilenet-encoder for flickr8k-mobilenet) for the peer benchmark, float32:
-  <encoder>.encoder.onnx               pixels float32 [1,3,224,224] (x = v / 127.5 - 1, CHW) -> grid [1,49,D]
+  <encoder>.encoder.onnx               pixels float32 [1,3,S,S] (x = v / 127.5 - 1, CHW) -> grid [1,(S/32)^2,D]
+                                       (S: the bundle's config.json "image.input_size", 224 when it names none)
                                        (D = 1280, + 2 for the cell centre with "encoder.cell_position": "xy")
   <bundle>.decoder-init.onnx           grid -> p, keys, h, c (sat.ShowAttendTell.encode)
   <bundle>.decoder.{maps,nomaps}.onnx  one step: token [N], p, keys, h, c -> logits, next_h, next_c [+ alpha, beta]
 Weights from the encoder bundle through the recipe's loader (models/training/captioning/bundle.py
 load_encoder_bundle: integer codes x scale -> float32, the TF-SAME convs of mobilenet.py); the output is
 mobilenet.grid_features, what the decoder attends over. Also writes the benchmark's images: the first --images
-Flickr8k test images, decoded with PIL and resized to 224x224 (so neither engine resizes), as raw RGBA bytes in
-flickr8k_test_224.rgba (N x 224 x 224 x 4).
+Flickr8k test images, decoded with PIL and resized to SxS (so neither engine resizes), as raw RGBA bytes in
+flickr8k_test_S.rgba (N x S x S x 4).
 
   /usr/bin/python3 bench/peers/export_captioning.py --bundle models/flickr8k-mobilenet --out bench/peers/out
 """
@@ -51,7 +52,7 @@ class Grid(nn.Module):
 
 
 class DecoderInit(nn.Module):
-    """grid [1,49,1280] -> p (projected features), keys, h0, c0: sat.ShowAttendTell.encode."""
+    """grid [1,L,D] -> p (projected features), keys, h0, c0: sat.ShowAttendTell.encode."""
 
     def __init__(self, dec):
         super().__init__()
@@ -62,7 +63,7 @@ class DecoderInit(nn.Module):
 
 
 class DecoderStep(nn.Module):
-    """sat.ShowAttendTell.step: token [N], p, keys, h, c -> logits, h, c [+ alpha [N,49], beta [N,1]]."""
+    """sat.ShowAttendTell.step: token [N], p, keys, h, c -> logits, h, c [+ alpha [N,L], beta [N,1]]."""
 
     def __init__(self, dec, maps):
         super().__init__()
@@ -73,7 +74,7 @@ class DecoderStep(nn.Module):
         return (logits, h, c, alpha, beta) if self.maps else (logits, h, c)
 
 
-def write_images(out, n):
+def write_images(out, n, S):
     from PIL import Image
     names = [l.strip() for l in open(os.path.join(DATA, "Flickr_8k.testImages.txt")) if l.strip()][:n]
     want = {"images/" + x: i for i, x in enumerate(names)}
@@ -82,10 +83,10 @@ def write_images(out, n):
         for m in tar:
             if m.name in want:
                 with Image.open(io.BytesIO(tar.extractfile(m).read())) as im:
-                    rgb = np.asarray(im.convert("RGB").resize((224, 224), Image.BILINEAR), dtype=np.uint8)
-                buf[want[m.name]] = np.concatenate([rgb, np.full((224, 224, 1), 255, np.uint8)], axis=2)
+                    rgb = np.asarray(im.convert("RGB").resize((S, S), Image.BILINEAR), dtype=np.uint8)
+                buf[want[m.name]] = np.concatenate([rgb, np.full((S, S, 1), 255, np.uint8)], axis=2)
     buf = [b for b in buf if b is not None]
-    path = os.path.join(out, "flickr8k_test_224.rgba")
+    path = os.path.join(out, "flickr8k_test_%d.rgba" % S)
     np.stack(buf).tofile(path)
     return path
 
@@ -105,15 +106,16 @@ def main():
     name = os.path.basename(enc_dir)
     path = os.path.join(args.out, f"{name}.encoder.onnx")
     cp = cfg["encoder"].get("cell_position") == "xy"
+    S = bundle.input_size(cfg)
     with torch.no_grad():
-        torch.onnx.export(Grid(enc, cp), (torch.zeros(1, 3, 224, 224),), path, input_names=["pixels"],
+        torch.onnx.export(Grid(enc, cp), (torch.zeros(1, 3, S, S),), path, input_names=["pixels"],
                           output_names=["grid"], opset_version=OPSET, do_constant_folding=True)
-    written = [path, write_images(args.out, args.images)]
+    written = [path, write_images(args.out, args.images, S)]
     # The Show-Attend-Tell decoder of the captioning bundle (sat.py), from the bundle's weights.
     _, dec, _, _ = bundle.load_bundle(args.bundle, enc_dir)
     cap = os.path.basename(os.path.normpath(args.bundle))
     with torch.no_grad():
-        grid = Grid(enc, cp)(torch.zeros(1, 3, 224, 224))
+        grid = Grid(enc, cp)(torch.zeros(1, 3, S, S))
         path = os.path.join(args.out, f"{cap}.decoder-init.onnx")
         torch.onnx.export(DecoderInit(dec), (grid,), path, input_names=["grid"], output_names=["p", "keys", "h", "c"],
                           opset_version=OPSET, do_constant_folding=True)

@@ -349,33 +349,49 @@ async function benchSentiment(name) {
 }
 
 // ---------------------------------------------------------------- captioning: the MobileNetV2 encoder
-// Both get the same 224×224 RGBA pixels (Flickr8k test images resized by the exporter), so neither resizes;
-// attnlens: the pipeline's encode() (composite, normalise, MobileNetV2 → grid); ORT: the same normalisation in JS,
-// then the graph. Output: the 7×7×1280 grid the decoder attends over (no attention in the encoder).
+// Both get the same S×S RGBA pixels (S = the captioner's config.json "image.input_size"; Flickr8k test images
+// resized by the exporter), so neither resizes; attnlens: the pipeline's encode() (composite, normalise,
+// MobileNetV2 → grid); ORT: the same normalisation in JS, then the graph. Output: the (S/32)²×D grid the decoder
+// attends over (no attention in the encoder).
 // The captioner's encoder bundle (config.json "encoder.bundle"): since issue 20 flickr8k-mobilenet has its own,
-// fine-tuned MobileNetV2 (the same network and cost as mobilenet-v2-imagenet), so this row times that one.
-const captionerEncoder = (name) =>
-  JSON.parse(readFileSync(path.join(ROOT, 'models', name, 'config.json'), 'utf8')).encoder.bundle;
+// fine-tuned MobileNetV2 (the same network as mobilenet-v2-imagenet), so this row times that one.
+const captionerConfig = (name) => JSON.parse(readFileSync(path.join(ROOT, 'models', name, 'config.json'), 'utf8'));
+const captionerEncoder = (name) => captionerConfig(name).encoder.bundle;
+const captionerSide = (name) => captionerConfig(name).image?.input_size?.[0] ?? 224;
+const testImagesFile = (S) => `flickr8k_test_${S}.rgba`;
+
+// The exporter's first N_IMAGES test images, S×S RGBA, as the pipeline's image objects.
+function testImages(S) {
+  const raw = readFileSync(path.join(OUT, testImagesFile(S)));
+  const size = S * S * 4;
+  const images = [];
+  for (let i = 0; i + size <= raw.length && images.length < N_IMAGES; i += size) {
+    images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: S, height: S, channels: 4 });
+  }
+  return images;
+}
+
+// The engine's preprocessing in JS for ORT: alpha over white, x = v / 127.5 - 1, CHW [1, 3, S, S].
+function ortPixels(px) {
+  const S = px.width;
+  const x = new Float32Array(3 * S * S);
+  const d = px.data;
+  for (let p = 0; p < S * S; p++) {
+    const a = d[4 * p + 3];
+    for (let c = 0; c < 3; c++) x[c * S * S + p] = ((d[4 * p + c] * a + 255 * (255 - a)) / 255) / 127.5 - 1;
+  }
+  return new ort.Tensor('float32', x, [1, 3, S, S]);
+}
 
 async function benchCaptioningEncoder(name) {
   const encName = captionerEncoder('flickr8k-mobilenet');
-  ensureExport('export_captioning.py', 'flickr8k-mobilenet', [`${encName}.encoder.onnx`, 'flickr8k_test_224.rgba'],
+  const S = captionerSide('flickr8k-mobilenet');
+  ensureExport('export_captioning.py', 'flickr8k-mobilenet', [`${encName}.encoder.onnx`, testImagesFile(S)],
     ['flickr8k-mobilenet', encName]);
   const ours = await pipeline('image-to-text', 'flickr8k-mobilenet', OURS);
   const sess = await ort.InferenceSession.create(readGraph(OUT, `${encName}.encoder.onnx`), SESSION);
-  const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
-  const size = 224 * 224 * 4;
-  const images = [];
-  for (let i = 0; i + size <= raw.length && images.length < N_IMAGES; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
-  const peer = async (px) => {
-    const x = new Float32Array(3 * 224 * 224);
-    const d = px.data;
-    for (let p = 0; p < 224 * 224; p++) {
-      const a = d[4 * p + 3];
-      for (let c = 0; c < 3; c++) x[c * 224 * 224 + p] = ((d[4 * p + c] * a + 255 * (255 - a)) / 255) / 127.5 - 1;
-    }
-    return (await sess.run({ pixels: new ort.Tensor('float32', x, [1, 3, 224, 224]) })).grid.data;
-  };
+  const images = testImages(S);
+  const peer = async (px) => (await sess.run({ pixels: ortPixels(px) })).grid.data;
   let maxDiff = 0;
   let maxAbs = 0;
   for (const px of images) {
@@ -388,20 +404,22 @@ async function benchCaptioningEncoder(name) {
   }
   const parity = { images: images.length, max_grid_diff: maxDiff, max_grid_value: maxAbs };
   console.error(`${name}: parity ${JSON.stringify(parity)}`);
-  const rows = await timeWorkloads(name, [{ workload: 'image → 7×7 grid', input: `Flickr8k test, first ${images.length}, 224×224`,
+  const rows = await timeWorkloads(name, [{ workload: `image → ${S / 32}×${S / 32} grid`, input: `Flickr8k test, first ${images.length}, ${S}×${S}`,
     unit: 'img/s', inputs: images, attnlens: async (px) => ours.encode(px), ort: peer, parity }]);
   ours.dispose();
   return rows;
 }
 
 // ---------------------------------------------------------------- captioning: the whole captioner, greedy
-// Image → caption (+ the visual attention α [T,7,7] of every step and the gate β): attnlens' pipeline
+// Image → caption (+ the visual attention α [T,G,G] of every step, G = S/32, and the gate β): attnlens' pipeline
 // caption(image, { num_beams: 1, allow_unk: true }) (the plain argmax: the pipeline's default suppresses <unk>, which
 // the ORT loop does not); ORT: the encoder graph (as above), the decoder's init graph, then a JS greedy
 // loop over the step graph (argmax, ties to the lowest id, at most the bundle's max_len steps, stop at <end>).
 async function benchCaptioner(name) {
   const encName = captionerEncoder(name);
-  const files = [`${encName}.encoder.onnx`, 'flickr8k_test_224.rgba', `${name}.decoder-init.onnx`,
+  const S = captionerSide(name);
+  const G = S / 32;
+  const files = [`${encName}.encoder.onnx`, testImagesFile(S), `${name}.decoder-init.onnx`,
     `${name}.decoder.maps.onnx`, `${name}.decoder.nomaps.onnx`];
   ensureExport('export_captioning.py', name, files, [name, encName]);
   const cfg = JSON.parse(readFileSync(path.join(ROOT, 'models', name, 'config.json'), 'utf8'));
@@ -414,18 +432,9 @@ async function benchCaptioner(name) {
   const enc = await open(`${encName}.encoder.onnx`);
   const init = await open(`${name}.decoder-init.onnx`);
   const step = { false: await open(`${name}.decoder.nomaps.onnx`), true: await open(`${name}.decoder.maps.onnx`) };
-  const raw = readFileSync(path.join(OUT, 'flickr8k_test_224.rgba'));
-  const size = 224 * 224 * 4;
-  const images = [];
-  for (let i = 0; i + size <= raw.length && images.length < N_IMAGES; i += size) images.push({ data: new Uint8Array(raw.buffer, raw.byteOffset + i, size), width: 224, height: 224, channels: 4 });
+  const images = testImages(S);
   const peer = (maps) => async (px) => {
-    const x = new Float32Array(3 * 224 * 224);
-    const d = px.data;
-    for (let p = 0; p < 224 * 224; p++) {
-      const a = d[4 * p + 3];
-      for (let c = 0; c < 3; c++) x[c * 224 * 224 + p] = ((d[4 * p + c] * a + 255 * (255 - a)) / 255) / 127.5 - 1;
-    }
-    const grid = (await enc.run({ pixels: new ort.Tensor('float32', x, [1, 3, 224, 224]) })).grid;
+    const grid = (await enc.run({ pixels: ortPixels(px) })).grid;
     const s0 = await init.run({ grid });
     const feeds = { p: s0.p, keys: s0.keys, h: s0.h, c: s0.c };
     const ids = [];
@@ -450,9 +459,9 @@ async function benchCaptioner(name) {
     }
     const out = { token_ids: Int32Array.from(ids), attentions: [], betas: Float32Array.from(betas) };
     if (maps) {
-      const m = new Float32Array(ids.length * 49);
-      alphas.forEach((a, t) => m.set(a, t * 49));
-      out.attentions.push({ name: 'visual', layer: -1, head: -1, dims: [ids.length, 7, 7], data: m });
+      const m = new Float32Array(ids.length * G * G);
+      alphas.forEach((a, t) => m.set(a, t * G * G));
+      out.attentions.push({ name: 'visual', layer: -1, head: -1, dims: [ids.length, G, G], data: m });
     }
     return out;
   };
@@ -476,7 +485,7 @@ async function benchCaptioner(name) {
   const parity = { sentences: images.length, target_ids_equal: idsEqual, maps_within_tol: mapsOk, max_map_diff: maxDiff,
     max_beta_diff: maxBeta };
   console.error(`${name}: parity ${JSON.stringify(parity)}`);
-  const input = `Flickr8k test, first ${images.length}, 224×224`;
+  const input = `Flickr8k test, first ${images.length}, ${S}×${S}`;
   const rows = await timeWorkloads(name, [false, true].map((maps) => ({
     workload: `caption greedy, ${maps ? 'α maps' : 'no maps'}`, input, unit: 'img/s', inputs: images,
     attnlens: attn(maps), ort: peer(maps), parity })));

@@ -21,6 +21,16 @@ RUN/history.json.
 
   python3 models/training/captioning/finetune.py --out runs/e2e --epochs 12 --max-minutes 6
   python3 models/training/captioning/finetune.py --self-test     # a few CPU steps on 16 photos
+
+On a CPU (no device lent), two options make a finer grid affordable: --init-bundle starts from a shipped captioner
+(its fine-tuned encoder and decoder) instead of ImageNet + a fresh decoder, and --cache-below K computes the frozen
+blocks features.0 .. features.K-1 once per photo (float16, kept in RAM and in RUN/cache_*.pt for a resumed run), so
+each step runs only features.K .. features.18 and the decoder. At 416x416 and K = 11 that is the 26x26x64 stride-16
+map: ~0.25 s per photo once, then a step costs what the decoder costs.
+
+  /usr/bin/python3 models/training/captioning/finetune.py --out runs/C416warm --init-bundle models/flickr8k-mobilenet \
+      --input-size 416 --cache-below 11 --train-from 11 --cell-position --entropy 0.03 --epochs 6 --max-minutes 600 \
+      --batch-images 32 --lr 2e-4 --enc-lr 1e-4 --resume
 """
 import argparse
 import json
@@ -154,14 +164,35 @@ class Captioner(torch.nn.Module):
                 # convolutions learn; BatchNorm keeps the ImageNet statistics and affine (frozen, folded by the engine)
                 if p.dim() == 4:
                     p.requires_grad_(True)
+        self.start = getattr(args, "cache_below", 0)  # grid_features' input: the photo (0) or features.start-1's map
+        if getattr(args, "init_bundle", None):
+            self.load_bundle(args.init_bundle)
+
+    def load_bundle(self, bundle_dir):
+        """Warm start: the encoder and decoder weights of a shipped captioner bundle (same decoder sizes and grid
+        features); requires_grad flags stay as set above (h_0/c_0's zero matrices stay frozen)."""
+        enc, dec, _, config = bundle.load_bundle(bundle_dir)
+        if config["encoder"]["feat_dim"] != self.dec.feat_proj.in_features:
+            raise SystemExit("--init-bundle %s: feat_dim %d, this model %d (--cell-position?)" % (
+                bundle_dir, config["encoder"]["feat_dim"], self.dec.feat_proj.in_features))
+        esd = {k: v for k, v in enc.state_dict().items() if not k.startswith("classifier.")}
+        missing, _ = self.enc.load_state_dict(esd, strict=False)
+        assert all(k.startswith("classifier") for k in missing), missing
+        self.dec.load_state_dict(dec.state_dict())
 
     def train(self, mode=True):
         super().train(mode)
         self.enc.eval()  # BatchNorm statistics stay frozen
         return self
 
+    @torch.no_grad()
+    def trunk(self, x):
+        """The frozen blocks features.0 .. features.start-1 (--cache-below): photo [B, 3, s, s] -> their map."""
+        return self.enc.features[:self.start](x)
+
     def grid_features(self, x):
-        f = self.enc.features(x)  # [B, 1280, g, g]
+        """x: the preprocessed photo [B, 3, s, s], or with --cache-below the cached trunk map."""
+        f = self.enc.features[self.start:](x)  # [B, 1280, g, g]
         g = f.flatten(2).transpose(1, 2)  # [B, L, 1280], cell index y*g + x
         if self.cell_position:
             pos = mobilenet.cell_position(self.grid).to(g.device, g.dtype)
@@ -192,12 +223,31 @@ def greedy(model, grid, max_len):
 
 
 @torch.no_grad()
-def evaluate(model, dev_u8, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
+def model_input(model, src, idx, size, flip=None):
+    """What grid_features reads for photos idx of src: uint8 photos preprocessed on the device, or (--cache-below)
+    their cached float16 trunk maps."""
+    dev = next(model.parameters()).device
+    if model.start == 0:
+        return preprocess(src[idx].to(dev), size, flip)
+    return src[idx].to(dev).float()
+
+
+def build_cache(model, u8, size, batch=32):
+    """float16 trunk maps [N, C, h, w] of all photos (CPU), computed once."""
+    out = []
+    for s in range(0, u8.shape[0], batch):
+        out.append(model.trunk(preprocess(u8[s:s + batch], size)).half())
+        if s % (batch * 20) == 0:
+            print("  cache %d/%d" % (s + len(out[-1]), u8.shape[0]), flush=True)
+    return torch.cat(out)
+
+
+def evaluate(model, dev_src, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
     model.eval()
     dev = next(model.parameters()).device
     hyps = []
-    for s in range(0, dev_u8.shape[0], 200):
-        x = preprocess(dev_u8[s:s + 200].to(dev), args.input_size)
+    for s in range(0, dev_src.shape[0], 200):
+        x = model_input(model, dev_src, slice(s, s + 200), args.input_size)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
             g = model.grid_features(x)
         hyps += greedy(model, g.float(), args.max_len)
@@ -207,7 +257,7 @@ def evaluate(model, dev_u8, dev_refs, gold, gold_idx, stoi, itos, args, dev_name
     for gi, g in zip(gold_idx, gold):
         words = tokenize(g["caption"])[:args.max_len]
         cap = torch.tensor([[START] + [stoi.get(w, UNK) for w in words] + [END]], device=dev)
-        x = preprocess(dev_u8[gi:gi + 1].to(dev), args.input_size)
+        x = model_input(model, dev_src, slice(gi, gi + 1), args.input_size)
         grid = model.grid_features(x).float()
         _, alphas = model.dec(model.dec.feat_proj(grid), cap)  # [1, n+1, L]
         a = alphas[0, :len(words)]
@@ -234,6 +284,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "runs", "e2e"))
     ap.add_argument("--input-size", type=int, default=224)
     ap.add_argument("--train-from", type=int, default=7, help="first features block whose convolutions learn")
+    ap.add_argument("--init-bundle", default=None, help="start from this captioner bundle's encoder and decoder")
+    ap.add_argument("--cache-below", type=int, default=0,
+                    help="K > 0: features.0..K-1 computed once per photo and cached (needs --train-from >= K, no --flip)")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--max-minutes", type=float, default=6.0)
     ap.add_argument("--batch-images", type=int, default=48, help="photos per batch, each with its 5 captions")
@@ -262,6 +315,8 @@ def main():
     if args.self_test:
         args.limit_train, args.limit_dev, args.epochs, args.batch_images, args.device = 16, 8, 2, 4, "cpu"
         args.out = os.path.join(HERE, "runs", "e2e-selftest")
+    if args.cache_below and (args.train_from < args.cache_below or args.flip):
+        raise SystemExit("--cache-below %d needs --train-from >= %d and no --flip" % (args.cache_below, args.cache_below))
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -273,6 +328,9 @@ def main():
     tr_names, dv_names = split["train"], split["dev"]
     tr_tok = [[tokenize(c) for c in caps[n]] for n in tr_names]
     itos = build_vocab([t for ts in tr_tok for t in ts], args.min_count)
+    if args.init_bundle:  # the warm-started decoder's rows are the bundle's vocabulary (the same list on full data)
+        cfg = json.load(open(os.path.join(args.init_bundle, "config.json")))
+        itos = open(os.path.join(args.init_bundle, cfg["tokenizer"]["vocab"])).read().rstrip("\n").split("\n")
     stoi = {w: i for i, w in enumerate(itos)}
     dev = torch.device(args.device)
     tr_u8 = torch.from_numpy(load_images(img_dir, tr_names)).to(dev)
@@ -288,6 +346,21 @@ def main():
         T = max(map(len, ids))
         cap_ids.append(torch.tensor([x + [PAD] * (T - len(x)) for x in ids]))
     model = Captioner(len(itos), args).to(dev)
+    tr_src, dv_src = tr_u8, dv_u8
+    if args.cache_below:
+        cache = os.path.join(args.out, "cache_%d_%d.pt" % (args.cache_below, args.input_size))
+        key = dict(train=tr_names, dev=dv_names, init=args.init_bundle, encoder=args.encoder_bundle)
+        ck = torch.load(cache) if os.path.exists(cache) else None
+        if ck is not None and ck["key"] == key:
+            tr_src, dv_src = ck["train"], ck["dev"]
+        else:
+            model.eval()
+            tc = time.time()
+            tr_src, dv_src = build_cache(model, tr_u8.cpu(), args.input_size), build_cache(model, dv_u8, args.input_size)
+            torch.save(dict(key=key, train=tr_src, dev=dv_src), cache + ".tmp")
+            os.replace(cache + ".tmp", cache)
+            print("cached features.0..%d: %s in %.0f s" % (args.cache_below - 1, tuple(tr_src.shape[1:]),
+                                                           time.time() - tc), flush=True)
     enc_params = [p for p in model.enc.parameters() if p.requires_grad]
     dec_params = [p for p in model.dec.parameters() if p.requires_grad]
     opt = torch.optim.Adam([dict(params=dec_params, lr=args.lr), dict(params=enc_params, lr=args.enc_lr)])
@@ -331,7 +404,7 @@ def main():
             opt.param_groups[1]["lr"] = args.enc_lr * f * warm
             idx = torch.tensor(b, device=dev)
             flip = (torch.rand(len(b), device=dev) < 0.5) if args.flip else None
-            x = preprocess(tr_u8[idx], args.input_size, flip)
+            x = model_input(model, tr_src, idx.to(tr_src.device), args.input_size, flip)
             T = max(cap_ids[i].shape[1] for i in b)
             cap = torch.cat([F.pad(cap_ids[i], (0, T - cap_ids[i].shape[1])) for i in b]).to(dev)  # [5B, T]
             reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)
@@ -354,7 +427,7 @@ def main():
             n_sum += 1
         state["epoch"] += 1
         state["train_seconds"] = time.time() - t_train
-        ev = evaluate(model, dv_u8, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)
+        ev = evaluate(model, dv_src, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)
         ev.update(epoch=state["epoch"], train_ce=ce_sum / max(n_sum, 1), epoch_seconds=time.time() - te)
         state["history"].append(ev)
         print(json.dumps(ev), flush=True)

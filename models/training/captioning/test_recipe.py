@@ -269,6 +269,31 @@ def check_finetune_pieces():
         assert sat.UNK not in a
 
 
+def check_finetune_cache():
+    """--init-bundle + --cache-below: the warm-started model is the bundle (same grid, same decoder weights), and
+    grid_features of the cached trunk map equals grid_features of the photo (the split changes nothing)."""
+    import argparse
+    import finetune
+    repo_bundle = os.path.join(HERE, "..", "..", "flickr8k-mobilenet")
+    enc_b, dec_b, itos, cfg = bundle.load_bundle(repo_bundle)
+    base = dict(encoder_bundle=None, mobilenet=None, input_size=288, proj_dim=256, embed_dim=256, hidden_dim=384,
+                att_dim=256, dropout=0.5, init_state="const", cell_position=True, train_from=11, init_bundle=repo_bundle)
+    full = finetune.Captioner(len(itos), argparse.Namespace(cache_below=0, **base)).eval()
+    cached = finetune.Captioner(len(itos), argparse.Namespace(cache_below=11, **base)).eval()
+    x = mobilenet.preprocess_rgba(np.random.default_rng(5).integers(0, 256, (70, 90, 3), dtype=np.uint8), 288)[None]
+    with torch.no_grad():
+        g_full = full.grid_features(x)
+        g_cached = cached.grid_features(cached.trunk(x))
+        g_bundle = mobilenet.decoder_grid(enc_b, x, False, True)
+    assert g_full.shape == (1, 81, 1282), g_full.shape
+    assert torch.equal(g_full, g_cached)
+    assert torch.allclose(g_full, g_bundle, atol=1e-5), float((g_full - g_bundle).abs().max())
+    for k, v in dec_b.state_dict().items():
+        assert torch.equal(full.dec.state_dict()[k], v), k
+    assert not full.dec.init_h.weight.requires_grad and full.enc.features[11].conv[0][0].weight.requires_grad
+    assert not full.enc.features[10].conv[0][0].weight.requires_grad
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):
