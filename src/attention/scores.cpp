@@ -94,6 +94,26 @@ void score_additive_hidden(const float* v, std::size_t d_att, const float* queri
   }
 }
 
+void smooth_grid_scores(float* scores, std::size_t g, std::size_t k, float* scratch) {
+  const char* op = "smooth_grid_scores";
+  if (k % 2 == 0) throw Error(std::string(op) + ": the window side must be odd, got " + std::to_string(k));
+  const std::size_t n = checked_mul(g, g, op);
+  require_data(scores, n, op, "scores");
+  require_data(scratch, n, op, "scratch");
+  const std::size_t half = k / 2;
+  for (std::size_t r = 0; r < g; ++r) {
+    const std::size_t r0 = r > half ? r - half : 0, r1 = std::min(g, r + half + 1);
+    for (std::size_t c = 0; c < g; ++c) {
+      const std::size_t c0 = c > half ? c - half : 0, c1 = std::min(g, c + half + 1);
+      float sum = 0;
+      for (std::size_t y = r0; y < r1; ++y)
+        for (std::size_t x = c0; x < c1; ++x) sum += scores[y * g + x];
+      scratch[r * g + c] = sum / static_cast<float>((r1 - r0) * (c1 - c0));
+    }
+  }
+  std::copy_n(scratch, n, scores);
+}
+
 void score_additive(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q, const float* keys,
                     std::size_t n_k, float* scores) {
   check_additive(w, "score_additive");

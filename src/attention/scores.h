@@ -64,4 +64,12 @@ void score_cosine(const float* queries, std::size_t n_q, const float* keys, std:
 void score_location(const float* queries, std::size_t n_q, std::size_t d_q, const float* w_a, std::size_t n_k,
                     float* scores);
 
+// Scores over a g × g grid of keys (row-major cells, n_k = g·g), smoothed in place: each cell's score becomes the mean
+// of the scores of the cells of the k × k window centred on it that lie inside the grid (k odd; torch's
+// avg_pool2d(k, stride 1, padding k/2, count_include_pad=False), summed row by row in window order). Adding one
+// constant to every score adds it to every mean, so the softmax after it ignores the scorer's bias as before.
+// The Flickr8k captioner's scores pass through it (config.json "decoder.score_smoothing"): a peak of α then needs
+// high scores around it, not one isolated cell. scratch: n_k floats.
+void smooth_grid_scores(float* scores, std::size_t g, std::size_t k, float* scratch);
+
 }  // namespace attnlens::attention

@@ -32,6 +32,10 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   const io::ConfigObject cfg = b.config_object();
   const std::string where = "config.json in " + b.name();
   c.feat_dim = static_cast<std::size_t>(cfg.object("encoder").integer("feat_dim", 1, 1 << 20));
+  c.score_smoothing = static_cast<std::size_t>(cfg.object("decoder").integer_or("score_smoothing", 0, 0, 15));
+  require(c.score_smoothing % 2 == 1 || c.score_smoothing == 0,
+          where + ": decoder.score_smoothing must be 0 (off) or an odd window side, got " +
+              std::to_string(c.score_smoothing));
   if (cfg.has("tokenizer")) {
     const io::ConfigObject t = cfg.object("tokenizer");
     c.start_id = static_cast<int>(t.integer_or("start_id", c.start_id, 0, 1 << 30));
@@ -140,12 +144,20 @@ void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const 
   tmp.resize(L * A);
   std::vector<float>& x = scratch.x;
   x.resize(k * (M + P));
+  std::size_t side = 0;  // the grid's side, when the scores are smoothed over it
+  if (cfg_.score_smoothing > 0) {
+    side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(L))));
+    if (side * side != L) throw Error("show-attend-tell: score_smoothing needs a square grid, got " +
+                                      std::to_string(L) + " cells");
+    scratch.smooth.resize(L);
+  }
   for (std::size_t r = 0; r < k; ++r) {
     // e_i = wᵀ tanh(keys_i + q) + b_w; α = softmax(e)   (the catalogue's additive score and soft alignment)
     float* al = alpha + r * L;
     const Encoded& enc = *encs[r];
     attention::score_additive_hidden(att_score_w_.data(), A, q.data() + r * A, 1, enc.keys.data(), L, al, tmp.data());
     for (std::size_t i = 0; i < L; ++i) al[i] += att_score_b_;
+    if (side > 0) attention::smooth_grid_scores(al, side, cfg_.score_smoothing, scratch.smooth.data());
     attention::align_soft(al, 1, L);
     // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
     float* xr = x.data() + r * (M + P);

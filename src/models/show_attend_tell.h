@@ -1,12 +1,14 @@
 // Show, Attend and Tell soft-attention LSTM decoder (Xu et al. 2015, arXiv:1502.03044), ported line by line from
 // models/training/captioning/sat.py (the equations at its top; ShowAttendTell.step, greedy_decode, beam_decode).
-// Per image, a = grid features [L × D] (L = 49 cells, row-major y·7 + x; D = 1280):
+// Per image, a = grid features [L × D] (L = g² cells, row-major y·g + x, g = 7 at 224² input; D = 1280 + extras):
 //
 //   p     = a W_pᵀ + b_p                            feat_proj                 [L × P]  (fixed PCA projection)
 //   h_0   = tanh(W_ih0 mean_i(p_i) + b), c_0 likewise   init_h, init_c       [H]
 //   keys  = p W_kᵀ + b_k                            att_feat                  [L × A]  (once per image)
 //   each step, previous word y (y_0 = <start>):
 //   e_i   = wᵀ tanh(keys_i + W_q h + b_q) + b_w     att_hidden, att_score     additive score (SAT eq. 4)
+//   (decoder.score_smoothing = k > 0: e_i ← the mean of e over the k × k cells around cell i inside the grid,
+//    attention::smooth_grid_scores, sat.smooth_scores)
 //   α     = softmax_i(e)                                                       (eq. 5)
 //   z     = Σ_i α_i p_i;  β = σ(w_bᵀ h + b_b)       gate                      (eq. 6/13, sec. 4.2.1)
 //   x     = [E[y] ; β·z]                            embed
@@ -48,6 +50,7 @@ struct SatConfig {
   std::size_t vocab_size = 0, feat_dim = 0, proj_dim = 0, embed_dim = 0, hidden_dim = 0, att_dim = 0;
   std::size_t max_len = 30;
   int start_id = 1, end_id = 2;
+  std::size_t score_smoothing = 0;  // k > 0: scores smoothed over k × k cells before the softmax (smooth_grid_scores)
 };
 
 struct SatDecodeResult {
@@ -81,7 +84,7 @@ class ShowAttendTell {
 
   // Buffers one step needs, sized by the first step and reused by the next ones (no allocation per step).
   struct StepScratch {
-    std::vector<float> q, tmp, x, gates;
+    std::vector<float> q, tmp, x, gates, smooth;
     std::vector<const Encoded*> encs;  // the image each row attends over
   };
   // One step of one hypothesis: h, c [H] in/out; writes logits [V], alpha [L] and beta.

@@ -297,6 +297,42 @@ TEST_CASE("align_soft: a fully masked row becomes zeros; huge scores stay finite
   CHECK(big[3] == doctest::Approx(0.5));
 }
 
+TEST_CASE("smooth_grid_scores: mean over the window's cells inside the grid; shift-invariant; k = 1 is identity") {
+  // 3 × 3 grid, values 0..8 (row-major); k = 3: a corner averages 4 cells, an edge 6, the centre all 9
+  Vec s = {0, 1, 2, 3, 4, 5, 6, 7, 8}, tmp(9);
+  at::smooth_grid_scores(s.data(), 3, 3, tmp.data());
+  CHECK(s[0] == doctest::Approx((0 + 1 + 3 + 4) / 4.0));
+  CHECK(s[1] == doctest::Approx((0 + 1 + 2 + 3 + 4 + 5) / 6.0));
+  CHECK(s[4] == doctest::Approx(36 / 9.0));
+  CHECK(s[8] == doctest::Approx((4 + 5 + 7 + 8) / 4.0));
+  CHECK(s[7] == doctest::Approx((3 + 4 + 5 + 6 + 7 + 8) / 6.0));
+  // 5 × 5, k = 5 against a double reference; a constant added to every score moves every mean by it
+  Vec g(25), shifted(25), t2(25);
+  for (std::size_t i = 0; i < 25; ++i) g[i] = std::sin(0.7f * static_cast<float>(i)) * 3.0f;
+  for (std::size_t i = 0; i < 25; ++i) shifted[i] = g[i] + 10.0f;
+  Vec ref(25);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 5; ++c) {
+      double sum = 0;
+      int n = 0;
+      for (int y = std::max(0, r - 2); y <= std::min(4, r + 2); ++y)
+        for (int x = std::max(0, c - 2); x <= std::min(4, c + 2); ++x, ++n) sum += g[y * 5 + x];
+      ref[r * 5 + c] = static_cast<float>(sum / n);
+    }
+  Vec out = g;
+  at::smooth_grid_scores(out.data(), 5, 5, t2.data());
+  at::smooth_grid_scores(shifted.data(), 5, 5, t2.data());
+  for (std::size_t i = 0; i < 25; ++i) {
+    CHECK(out[i] == doctest::Approx(ref[i]).epsilon(1e-6));
+    CHECK(shifted[i] == doctest::Approx(out[i] + 10.0f).epsilon(1e-5));
+  }
+  Vec same = g;
+  at::smooth_grid_scores(same.data(), 5, 1, t2.data());
+  CHECK(same == g);
+  CHECK_THROWS_WITH_AS(at::smooth_grid_scores(same.data(), 5, 2, t2.data()),
+                       doctest::Contains("window side must be odd"), Error);
+}
+
 TEST_CASE("align_local_m: softmax inside [t-D, t+D] only, clipped at the edges") {
   Data data(202);
   for (std::size_t n_k : {1u, 6u, 15u}) {

@@ -180,6 +180,12 @@ def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decode
                                   "finished, none is active, or after max_len steps; answer = best finished "
                                   "(best active only if none finished)"},
     }
+    if hp.get("score_smooth"):
+        k = hp["score_smooth"]
+        config["decoder"]["score_smoothing"] = k
+        config["decoder"]["score_smoothing_rule"] = (
+            "before the softmax, each cell's attention score e_i becomes the mean of the scores of the cells of the "
+            "%dx%d window centred on it that lie inside the grid (sat.smooth_scores)" % (k, k))
     extra_config = dict(extra_config or {})
     if extra_config.pop("cell_colour", None):
         # mobilenet.cell_colour: appended to every cell's 1280 features, so encoder.feat_dim is 1283
@@ -223,7 +229,8 @@ def load_bundle(bundle_dir, encoder_dir=None):
         enc.load_state_dict(esd)
     d = config["decoder"]
     dec = sat.ShowAttendTell(d["vocab_size"], feat_dim=config["encoder"]["feat_dim"], proj_dim=d["proj_dim"],
-                             embed_dim=d["embed_dim"], hidden_dim=d["hidden_dim"], att_dim=d["att_dim"])
+                             embed_dim=d["embed_dim"], hidden_dim=d["hidden_dim"], att_dim=d["att_dim"],
+                             score_smooth=d.get("score_smoothing", 0))
     dsd = {k[len("decoder."):]: torch.from_numpy(v.astype(np.float32)) for k, v in w.items()
            if k.startswith("decoder.")}
     dec.load_state_dict(dsd, strict=True)

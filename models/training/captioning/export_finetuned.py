@@ -81,7 +81,7 @@ def main():
     import finetune
     ns = argparse.Namespace(**a)
     ns.encoder_bundle, ns.mobilenet = None, None
-    ns.init_bundle, ns.cache_below = None, 0  # the checkpoint's weights, read from the photo
+    ns.init_bundle, ns.init_checkpoint, ns.cache_below = None, None, 0  # the checkpoint's weights, read from the photo
     m = finetune.Captioner(len(itos), ns)
     m.load_state_dict({k: v.float() for k, v in ck["weights"].items()})
     m.eval()

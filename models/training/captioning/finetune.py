@@ -149,7 +149,8 @@ class Captioner(torch.nn.Module):
         self.cell_position = args.cell_position
         feat_dim = 1280 + (2 if args.cell_position else 0)
         self.dec = sat.ShowAttendTell(vocab_size, feat_dim=feat_dim, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
-                                      hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout)
+                                      hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout,
+                                      score_smooth=getattr(args, "score_smooth", 0))
         self.dec.feat_proj.requires_grad_(True)
         torch.nn.init.xavier_uniform_(self.dec.feat_proj.weight)
         torch.nn.init.zeros_(self.dec.feat_proj.bias)
@@ -167,6 +168,9 @@ class Captioner(torch.nn.Module):
         self.start = getattr(args, "cache_below", 0)  # grid_features' input: the photo (0) or features.start-1's map
         if getattr(args, "init_bundle", None):
             self.load_bundle(args.init_bundle)
+        if getattr(args, "init_checkpoint", None):  # then the weights of a finetune.py epoch (RUN/epNN.pt)
+            ck = torch.load(args.init_checkpoint, map_location="cpu")
+            self.load_state_dict({k: v.float() for k, v in ck["weights"].items()})
 
     def load_bundle(self, bundle_dir):
         """Warm start: the encoder and decoder weights of a shipped captioner bundle (same decoder sizes and grid
@@ -285,6 +289,9 @@ def main():
     ap.add_argument("--input-size", type=int, default=224)
     ap.add_argument("--train-from", type=int, default=7, help="first features block whose convolutions learn")
     ap.add_argument("--init-bundle", default=None, help="start from this captioner bundle's encoder and decoder")
+    ap.add_argument("--init-checkpoint", default=None, help="then load the weights of this RUN/epNN.pt")
+    ap.add_argument("--score-smooth", type=int, default=0,
+                    help="k > 0: attention scores averaged over each cell's k x k neighbourhood (sat.smooth_scores)")
     ap.add_argument("--cache-below", type=int, default=0,
                     help="K > 0: features.0..K-1 computed once per photo and cached (needs --train-from >= K, no --flip)")
     ap.add_argument("--epochs", type=int, default=12)
@@ -365,7 +372,7 @@ def main():
     dec_params = [p for p in model.dec.parameters() if p.requires_grad]
     opt = torch.optim.Adam([dict(params=dec_params, lr=args.lr), dict(params=enc_params, lr=args.enc_lr)])
     hp = dict(feat_dim=model.dec.feat_proj.in_features, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
-              hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout)
+              hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout, score_smooth=args.score_smooth)
     state = dict(epoch=0, step=0, history=[])
     last = os.path.join(args.out, "last.pt")
     if args.resume and os.path.exists(last):

@@ -10,6 +10,8 @@ row-major y*7+x, D = 1280), E = word embedding, h/c = LSTM state [H].
   keys  = p W_k^T + b_k                                   att_feat           [L, A]   (computed once per image)
 For every step t = 1..T with previous word y_{t-1} (y_0 = <start>):
   e_ti  = w^T tanh(keys_i + W_q h_{t-1} + b_q) + b_w      att_hidden, att_score (f_att, additive; SAT eq. 4)
+  (score_smooth = k > 0, a g x g grid: e_ti <- the mean of e_t over the cells of the k x k window centred on cell i
+   that lie inside the grid; see smooth_scores)
   alpha = softmax_i(e_t)                                                     [L]      (SAT eq. 5)
   z     = sum_i alpha_i p_i                                                  [P]      (soft attention, eq. 6/13)
   beta  = sigmoid(w_b^T h_{t-1} + b_b)                    gate   (scalar)             (gating scalar, sec. 4.2.1)
@@ -38,11 +40,24 @@ PAD, START, END, UNK = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
 
 
+def smooth_scores(e, k):
+    """e [B, L] attention scores over a g x g grid (L = g*g, row-major) -> each cell's score replaced by the mean of
+    the scores in the k x k window centred on it, over the window's cells inside the grid (k odd). The mean does not
+    change when every score moves by the same constant, so softmax(smooth_scores(e)) stays invariant to the
+    scorer's bias like softmax(e). Why: a peak of the attention then needs support from its neighbours, so α peaks
+    on a region of high scores rather than on an isolated cell (dev-box pointing, MODEL_CARD)."""
+    B, L = e.shape
+    g = math.isqrt(L)
+    assert g * g == L and k % 2 == 1, (L, k)
+    return F.avg_pool2d(e.view(B, 1, g, g), k, stride=1, padding=k // 2, count_include_pad=False).view(B, L)
+
+
 class ShowAttendTell(nn.Module):
     def __init__(self, vocab_size, feat_dim=1280, proj_dim=512, embed_dim=256, hidden_dim=512, att_dim=256,
-                 dropout=0.5):
+                 dropout=0.5, score_smooth=0):
         super().__init__()
         self.vocab_size = vocab_size
+        self.score_smooth = score_smooth  # k > 0: smooth_scores(e, k) before the softmax
         self.feat_proj = nn.Linear(feat_dim, proj_dim)
         self.feat_proj.requires_grad_(False)  # fixed PCA projection, see pca_projection()
         self.init_h = nn.Linear(proj_dim, hidden_dim)
@@ -74,6 +89,8 @@ class ShowAttendTell(nn.Module):
     def step(self, p, keys, h, c, prev_word):
         """One decoder step. Returns logits [B, V], alpha [B, L], beta [B, 1], new h, c."""
         e = self.att_score(torch.tanh(keys + self.att_hidden(h).unsqueeze(1))).squeeze(2)  # [B, L]
+        if self.score_smooth:
+            e = smooth_scores(e, self.score_smooth)
         alpha = torch.softmax(e, dim=1)
         z = torch.bmm(alpha.unsqueeze(1), p).squeeze(1)  # [B, P]
         beta = torch.sigmoid(self.gate(h))  # [B, 1]

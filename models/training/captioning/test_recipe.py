@@ -269,6 +269,18 @@ def check_finetune_pieces():
         assert sat.UNK not in a
 
 
+def check_smooth_scores():
+    """sat.smooth_scores: the mean over the window's cells inside the grid (the numbers of the engine's test,
+    tests/cpp/test_attention.cpp "smooth_grid_scores"), invariant to a shift of all scores; k = 1 changes nothing."""
+    e = torch.arange(9.0).view(1, 9)
+    s = sat.smooth_scores(e, 3)[0]
+    assert torch.allclose(s, torch.tensor([(0 + 1 + 3 + 4) / 4, 15 / 6, (1 + 2 + 4 + 5) / 4, 21 / 6, 4.0, 27 / 6,
+                                           (3 + 4 + 6 + 7) / 4, 33 / 6, (4 + 5 + 7 + 8) / 4]))
+    x = torch.randn(2, 49)
+    assert torch.allclose(sat.smooth_scores(x + 5, 3), sat.smooth_scores(x, 3) + 5, atol=1e-5)
+    assert torch.equal(sat.smooth_scores(x, 1), x)
+
+
 def check_finetune_cache():
     """--init-bundle + --cache-below: the warm-started model is the bundle (same grid, same decoder weights), and
     grid_features of the cached trunk map equals grid_features of the photo (the split changes nothing)."""
