@@ -698,7 +698,11 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   CHECK(r.unknown_words[2].position == 3);
   REQUIRE(r.token_logprobs.size() == r.tokens.size());
   REQUIRE(r.betas.size() == r.tokens.size());
-  REQUIRE(r.attentions.at(0).dims == std::vector<std::size_t>{r.tokens.size(), 7, 7});
+  const std::vector<std::size_t>& dims = r.attentions.at(0).dims;  // [steps, g, g]: the bundle's grid
+  REQUIRE(dims.size() == 3);
+  REQUIRE(dims[0] == r.tokens.size());
+  REQUIRE(dims[1] == dims[2]);
+  const std::size_t cells = dims[1] * dims[2];
   double sum = 0;
   for (float lp : r.token_logprobs) {
     CHECK(lp <= 0.0f);
@@ -707,7 +711,7 @@ TEST_CASE("captioning: forced captions — consistency, unknown words and bad in
   CHECK(std::fabs(sum - r.score) <= 1e-3);
   for (std::size_t t = 0; t < r.tokens.size(); ++t) {
     double row = 0;
-    for (std::size_t k = 0; k < 49; ++k) row += r.attentions.at(0).data[t * 49 + k];
+    for (std::size_t k = 0; k < cells; ++k) row += r.attentions.at(0).data[t * cells + k];
     CHECK(std::fabs(row - 1) < 1e-5);
   }
   // options: output_attentions false leaves the maps out, the rest is unchanged; beams do not apply

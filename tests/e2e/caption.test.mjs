@@ -106,16 +106,19 @@ test('overlay: the peak cell is boxed, the colour scale says what the peak is, t
   for (const t of [0, Math.min(2, words.length - 1), words.length - 1]) {
     await page.click(`#cap-words button:nth-child(${t + 1})`);
     const m = doc.maps[t];
-    assert.deepEqual(m.dims, [7, 7]);
+    const g = m.dims[0]; // the bundle's grid, g × g cells (7 at a 224² input)
+    assert.deepEqual(m.dims, [g, g]);
+    assert.equal(m.data.length, g * g);
     const peak = argmax(m.data);
     const info = await page.$eval('#cap-overlay', (c) => ({ peak: c.dataset.peak, box: c.dataset.peakBox }));
-    assert.equal(info.peak, `${Math.floor(peak / 7)},${peak % 7}`, `word ${t} "${words[t]}": the boxed cell is the peak`);
-    // the legend: the peak's share of the word's attention and the uniform share, as numbers
+    assert.equal(info.peak, `${Math.floor(peak / g)},${peak % g}`, `word ${t} "${words[t]}": the boxed cell is the peak`);
+    // the legend: the peak's share of the word's attention and the uniform share (1/g², 2.0% at 7×7), as numbers
     const legend = await page.textContent('#cap-scale-hi');
-    const pct = /peak cell: ([\d.]+)% of "(.*)"'s attention \(uniform: 2\.0% per cell\)/.exec(legend);
+    const pct = /peak cell: ([\d.]+)% of "(.*)"'s attention \(uniform: ([\d.]+)% per cell\)/.exec(legend);
     assert.ok(pct, legend);
     assert.equal(pct[2], words[t]);
     assert.ok(Math.abs(Number(pct[1]) - 100 * m.data[peak]) <= 0.051, `${legend} vs ${m.data[peak]}`);
+    assert.equal(pct[3], (100 / (g * g)).toFixed(1), legend);
     // the box's outline is drawn white on the canvas (its top edge, a quarter of the way along)
     const [bx, by, bw] = info.box.split(',').map(Number);
     const px = await page.$eval('#cap-overlay', (c, [x, y]) => {
