@@ -29,8 +29,9 @@ each step runs only features.K .. features.18 and the decoder. At 416x416 and K 
 map: ~0.25 s per photo once, then a step costs what the decoder costs.
 
   /usr/bin/python3 models/training/captioning/finetune.py --out runs/C416warm --init-bundle models/flickr8k-mobilenet \
-      --input-size 416 --cache-below 11 --train-from 11 --cell-position --entropy 0.03 --epochs 6 --max-minutes 600 \
+      --input-size 416 --cache-below 11 --train-from 11 --cell-position --entropy 0.04 --epochs 4 --max-minutes 600 \
       --batch-images 32 --lr 2e-4 --enc-lr 1e-4 --resume
+(the 13x13 candidate's two runs, C416warm and C416s3: this folder's README.)
 """
 import argparse
 import json
