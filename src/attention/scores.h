@@ -68,8 +68,8 @@ void score_location(const float* queries, std::size_t n_q, std::size_t d_q, cons
 // of the scores of the cells of the k × k window centred on it that lie inside the grid (k odd; torch's
 // avg_pool2d(k, stride 1, padding k/2, count_include_pad=False), summed row by row in window order). Adding one
 // constant to every score adds it to every mean, so the softmax after it ignores the scorer's bias as before.
-// The Flickr8k captioner's scores pass through it (config.json "decoder.score_smoothing"): a peak of α then needs
-// high scores around it, not one isolated cell. scratch: n_k floats.
+// A Show-Attend-Tell bundle with config.json "decoder.score_smoothing" = k passes its scores through it: a peak of α
+// then needs high scores around it, not one isolated cell. scratch: n_k floats.
 void smooth_grid_scores(float* scores, std::size_t g, std::size_t k, float* scratch);
 
 }  // namespace attnlens::attention

@@ -42,9 +42,9 @@ SPECIALS = ["<pad>", "<start>", "<end>", "<unk>"]
 
 def smooth_scores(e, k):
     """e [B, L] attention scores over a g x g grid (L = g*g, row-major) -> each cell's score replaced by the mean of
-    the scores in the k x k window centred on it, over the window's cells inside the grid (k odd). The mean does not
-    change when every score moves by the same constant, so softmax(smooth_scores(e)) stays invariant to the
-    scorer's bias like softmax(e). Why: a peak of the attention then needs support from its neighbours, so α peaks
+    the scores in the k x k window centred on it, over the window's cells inside the grid (k odd). Moving every
+    score by one constant moves every mean by it, so softmax(smooth_scores(e)) ignores the scorer's bias as
+    softmax(e) does. Why: a peak of the attention then needs support from its neighbours, so α peaks
     on a region of high scores rather than on an isolated cell (dev-box pointing, MODEL_CARD)."""
     B, L = e.shape
     g = math.isqrt(L)
