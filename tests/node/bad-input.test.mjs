@@ -58,6 +58,10 @@ test('translation: wrong types, NaN / Infinity / negative / huge options', async
       await rejects(translate('Ein Hund.', { [name]: value }), Type, new RegExp(`\\b${name}\\b`));
       await rejects(translate.align('Ein Hund.', 'A dog.', { [name]: value }), Type, new RegExp(`\\b${name}\\b`));
     }
+    // One kind as a bare string: the error says how to ask for it (a list), not just "must be a boolean".
+    await rejects(translate('Ein Hund.', { output_attentions: 'cross' }), TypeError,
+      /output_attentions must be true, false or a non-empty list of .*got the string "cross" \(for only those maps: \['cross'\]\)/);
+    await rejects(translate('Ein Hund.', { output_attentions: 'all' }), TypeError, /non-empty list of .*got the string "all"$/);
     await rejects(pipeline('translation', 'de-en-transformer', { num_beams: NaN }), RangeError, /num_beams/);
     await rejects(pipeline('translation', 'de-en-transformer', { max_new_tokens: -1 }), RangeError, /max_new_tokens/);
     await rejects(translate.align(42, 'A dog.'), TypeError, /align\(\) source must be a string/);

@@ -106,13 +106,17 @@ function checkTranslationOptions(options, where) {
   checkFinite(o.alpha, 'alpha');
   checkFinite(o.coverage_beta, 'coverage_beta');
   const KINDS = ['encoder_self', 'decoder_self', 'cross'];
+  const kindsMessage = `attnlens: output_attentions must be true, false or a non-empty list of ${KINDS.map((k) => `'${k}'`).join(', ')}`;
   if (Array.isArray(o.output_attentions)) {
     // A list of kinds: only those maps come back.
     const bad = o.output_attentions.filter((k) => !KINDS.includes(k));
     if (bad.length > 0 || o.output_attentions.length === 0) {
-      throw new TypeError(`attnlens: output_attentions must be true, false or a non-empty list of ${KINDS.map((k) => `'${k}'`).join(', ')}` +
-        `${bad.length > 0 ? `, got ${JSON.stringify(bad[0])}` : ''}`);
+      throw new TypeError(`${kindsMessage}${bad.length > 0 ? `, got ${JSON.stringify(bad[0])}` : ''}`);
     }
+  } else if (typeof o.output_attentions === 'string') {
+    // One kind written without its list ('cross'): say how to ask for it rather than "must be a boolean".
+    throw new TypeError(`${kindsMessage}, got the string ${JSON.stringify(o.output_attentions)}` +
+      (KINDS.includes(o.output_attentions) ? ` (for only those maps: ['${o.output_attentions}'])` : ''));
   } else {
     checkBool(o.output_attentions, 'output_attentions');
   }
