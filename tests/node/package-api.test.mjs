@@ -201,3 +201,34 @@ test('each .wasm stays within its budget of 500 KB gzipped (issue 15, item 8; np
     assert.ok(gz <= 500 * 1024, `${file} is ${(gz / 1024).toFixed(0)} KB gzipped`);
   }
 });
+
+test('loading the engine leaves the host process alone: no process-wide handlers, an app keeps its own', async () => {
+  // Emscripten's glue, by default, adds 'uncaughtException' / 'unhandledRejection' handlers in Node that rethrow:
+  // an app that handles its own rejections or errors then crashed once it had called init(). Each module (one
+  // thread, and the threaded one) is loaded in a child process that relies on its own handlers.
+  const { spawnSync } = await import('node:child_process');
+  const entry = new URL('../../wasm/index.js', import.meta.url).href;
+  for (const threads of [1, 2]) {
+    const child = `
+      import { init, threads, listOps } from ${JSON.stringify(entry)};
+      const count = () => [process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')];
+      const before = count();
+      await init({ threads: ${threads} });
+      const after = count();
+      const seen = [];
+      process.on('unhandledRejection', (r) => seen.push(r.message));
+      process.on('uncaughtException', (e) => seen.push(e.message));
+      Promise.reject(new Error('app rejection'));
+      setTimeout(() => { throw new Error('app error'); }, 0);
+      setTimeout(() => console.log(JSON.stringify({ before, after, seen, threads: threads(), ops: listOps().length })), 50);
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', child], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, `threads ${threads}: the child exited ${r.status}: ${r.stderr.slice(-600)}`);
+    const got = JSON.parse(r.stdout.trim().split('\n').pop());
+    assert.deepEqual(got.after, got.before, `threads ${threads}: init() added process handlers`);
+    assert.deepEqual(got.seen.sort(), ['app error', 'app rejection'], `threads ${threads}: the app's handlers`);
+    assert.equal(got.threads, threads);
+    assert.ok(got.ops > 0, 'the engine answers after the app handled its errors');
+    assert.ok(r.stderr.length < 2000, `threads ${threads}: the child printed ${r.stderr.length} bytes on stderr`);
+  }
+});
