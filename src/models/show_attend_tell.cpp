@@ -36,6 +36,11 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   require(c.score_smoothing % 2 == 1 || c.score_smoothing == 0,
           where + ": decoder.score_smoothing must be 0 (off) or an odd window side, got " +
               std::to_string(c.score_smoothing));
+  const std::string context = cfg.object("decoder").string_or("context", "lstm");
+  require(context == "lstm" || context == "output",
+          where + ": decoder.context must be \"lstm\" (the context is an LSTM input) or \"output\" (it feeds the "
+                  "output layer), got \"" + context + "\"");
+  c.context_output = context == "output";
   if (cfg.has("tokenizer")) {
     const io::ConfigObject t = cfg.object("tokenizer");
     c.start_id = static_cast<int>(t.integer_or("start_id", c.start_id, 0, 1 << 30));
@@ -65,16 +70,18 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.gate_b_ = t("gate.bias", {1})[0];
   m.embed_ = t("embed.weight", {V, M});
   {
-    const std::vector<float> ih = t("lstm.weight_ih", {4 * H, M + P}), hh = t("lstm.weight_hh", {4 * H, H});
-    m.lstm_p_ih_ = kernels::pack_rows(4 * H, M + P, ih.data(), M + P, b.weight_precision());
+    const std::size_t X = c.context_output ? M : M + P;  // the LSTM's input: [E[y]] or [E[y] ; β·z]
+    const std::vector<float> ih = t("lstm.weight_ih", {4 * H, X}), hh = t("lstm.weight_hh", {4 * H, H});
+    m.lstm_p_ih_ = kernels::pack_rows(4 * H, X, ih.data(), X, b.weight_precision());
     m.lstm_p_hh_ = kernels::pack_rows(4 * H, H, hh.data(), H, b.weight_precision());
   }
   m.lstm_bias_ = t("lstm.bias_ih", {4 * H});
   const std::vector<float> bias_hh = t("lstm.bias_hh", {4 * H});
   kernels::add(bias_hh.data(), m.lstm_bias_.data(), 4 * H);
   {
-    const std::vector<float> w = t("fc.weight", {V, H});
-    m.fc_p_ = kernels::pack_rows(V, H, w.data(), H, b.weight_precision());
+    const std::size_t O = c.context_output ? H + P : H;  // the output layer reads h or [h ; β·z]
+    const std::vector<float> w = t("fc.weight", {V, O});
+    m.fc_p_ = kernels::pack_rows(V, O, w.data(), O, b.weight_precision());
   }
   m.fc_b_ = t("fc.bias", {V});
   return m;
@@ -126,24 +133,16 @@ void ShowAttendTell::step_rows(const Encoded& enc, std::size_t k, const int* wor
   step_rows(scratch.encs.data(), k, words, h, c, logits, alpha, beta, scratch);
 }
 
-void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const int* words, float* h, float* c,
-                               float* logits, float* alpha, float* beta, StepScratch& scratch) const {
-  const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim, M = cfg_.embed_dim;
-  const std::size_t L = k > 0 ? encs[0]->cells : 0, V = cfg_.vocab_size;
-  for (std::size_t r = 1; r < k; ++r)
-    if (encs[r]->cells != L) throw Error("show-attend-tell: the images of one step have different grid sizes");
-  // (if/throw rather than require(): messages are built only on failure, no allocation per step)
-  for (std::size_t r = 0; r < k; ++r)
-    if (words[r] < 0 || static_cast<std::size_t>(words[r]) >= V)
-      throw Error("show-attend-tell: word id " + std::to_string(words[r]) + " is outside the vocabulary");
+void ShowAttendTell::attend_rows(const Encoded* const* encs, std::size_t k, const float* h, float* alpha, float* zs,
+                                 std::size_t z_stride, float* beta, StepScratch& scratch) const {
+  const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, A = cfg_.att_dim;
+  const std::size_t L = k > 0 ? encs[0]->cells : 0;
   // q (k, A) = W_q h + b_q
   std::vector<float>& q = scratch.q;
   q.resize(k * A);
   kernels::linear_packed(k, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
   std::vector<float>& tmp = scratch.tmp;
   tmp.resize(L * A);
-  std::vector<float>& x = scratch.x;
-  x.resize(k * (M + P));
   std::size_t side = 0;  // the grid's side, when the scores are smoothed over it
   if (cfg_.score_smoothing > 0) {
     side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(L))));
@@ -159,27 +158,54 @@ void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const 
     for (std::size_t i = 0; i < L; ++i) al[i] += att_score_b_;
     if (side > 0) attention::smooth_grid_scores(al, side, cfg_.score_smoothing, scratch.smooth.data());
     attention::align_soft(al, 1, L);
-    // x = [E[y] ; β·z],  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)  (β from h_{t−1}, before the LSTM updates it)
-    float* xr = x.data() + r * (M + P);
-    std::copy_n(embed_.data() + static_cast<std::size_t>(words[r]) * M, M, xr);
-    float* z = xr + M;
+    // β·z,  z = Σ α_i p_i,  β = σ(w_bᵀ h + b_b)
+    float* z = zs + r * z_stride;
     attention::soft_context(al, 1, L, enc.p.data(), P, z);
     float b = kernels::dot(gate_w_.data(), h + r * H, H) + gate_b_;
     kernels::vsigmoid(&b, 1);
     beta[r] = b;
     kernels::scale(b, z, P);
   }
+}
+
+void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const int* words, float* h, float* c,
+                               float* logits, float* alpha, float* beta, StepScratch& scratch) const {
+  const std::size_t P = cfg_.proj_dim, H = cfg_.hidden_dim, M = cfg_.embed_dim;
+  const std::size_t L = k > 0 ? encs[0]->cells : 0, V = cfg_.vocab_size;
+  for (std::size_t r = 1; r < k; ++r)
+    if (encs[r]->cells != L) throw Error("show-attend-tell: the images of one step have different grid sizes");
+  // (if/throw rather than require(): messages are built only on failure, no allocation per step)
+  for (std::size_t r = 0; r < k; ++r)
+    if (words[r] < 0 || static_cast<std::size_t>(words[r]) >= V)
+      throw Error("show-attend-tell: word id " + std::to_string(words[r]) + " is outside the vocabulary");
+  const bool after = cfg_.context_output;
+  const std::size_t X = after ? M : M + P;  // the LSTM's input row: [E[y]] or [E[y] ; β·z]
+  std::vector<float>& x = scratch.x;
+  x.resize(k * X);
+  for (std::size_t r = 0; r < k; ++r)
+    std::copy_n(embed_.data() + static_cast<std::size_t>(words[r]) * M, M, x.data() + r * X);
+  // the paper's order: α, β and z from h_{t−1}, before the LSTM updates it; z is the LSTM input's second part
+  if (!after) attend_rows(encs, k, h, alpha, x.data() + M, X, beta, scratch);
   nn::LstmCellWeights w;
-  w.input_size = M + P;
+  w.input_size = X;
   w.hidden_size = H;
   w.packed_ih = &lstm_p_ih_;
   w.packed_hh = &lstm_p_hh_;
   w.bias = lstm_bias_.data();
   std::vector<float>& gates = scratch.gates;
   gates.resize(k * 8 * H);
-  nn::lstm_cell_step_rows(w, k, x.data(), M + P, h, H, c, H, gates.data());
-  // logits (k, V) = W_o h + b_o
-  kernels::linear_packed(k, h, H, fc_p_, fc_b_.data(), logits, V);
+  nn::lstm_cell_step_rows(w, k, x.data(), X, h, H, c, H, gates.data());
+  if (!after) {
+    // logits (k, V) = W_o h + b_o
+    kernels::linear_packed(k, h, H, fc_p_, fc_b_.data(), logits, V);
+  } else {
+    // context "output": α, β and z from the new h; logits (k, V) = W_o [h ; β·z] + b_o
+    std::vector<float>& out = scratch.out;
+    out.resize(k * (H + P));
+    for (std::size_t r = 0; r < k; ++r) std::copy_n(h + r * H, H, out.data() + r * (H + P));
+    attend_rows(encs, k, h, alpha, out.data() + H, H + P, beta, scratch);
+    kernels::linear_packed(k, out.data(), H + P, fc_p_, fc_b_.data(), logits, V);
+  }
   // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
   if (first_non_finite(logits, k * V) != k * V)
     throw Error("show-attend-tell: the decoder produced a non-finite logit (NaN or Inf); are the weights or the "

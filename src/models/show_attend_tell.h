@@ -15,6 +15,12 @@
 //   h, c  = LSTMCell(x, (h, c))                     lstm (PyTorch gate order; nn/lstm.h)
 //   logits = W_o h + b_o                            fc                        [V]
 //
+// decoder.context = "output" (sat.py's context="output"; the default "lstm" is the paper's order above): the LSTM
+// reads the word alone and the image reaches a word only through that word's attention, computed after the LSTM:
+//   h, c  = LSTMCell(E[y], (h, c))                  lstm.weight_ih            [4H × M]
+//   e, α, z as above with the query W_q h of the new h;  β = σ(w_bᵀ h + b_b)
+//   logits = W_o [h ; β·z] + b_o                    fc                        [V × (H + P)]
+//
 // Decoding (sat.py, rule for rule):
 //   greedy  y_t = argmax logits (ties → lowest id); stop after <end> (its step is kept in alphas/logits/betas,
 //           not in tokens) or after max_len steps.
@@ -51,6 +57,7 @@ struct SatConfig {
   std::size_t max_len = 30;
   int start_id = 1, end_id = 2;
   std::size_t score_smoothing = 0;  // k > 0: scores smoothed over k × k cells before the softmax (smooth_grid_scores)
+  bool context_output = false;      // decoder.context "output": z feeds the output layer, not the LSTM (see above)
 };
 
 struct SatDecodeResult {
@@ -84,7 +91,7 @@ class ShowAttendTell {
 
   // Buffers one step needs, sized by the first step and reused by the next ones (no allocation per step).
   struct StepScratch {
-    std::vector<float> q, tmp, x, gates, smooth;
+    std::vector<float> q, tmp, x, gates, smooth, out;
     std::vector<const Encoded*> encs;  // the image each row attends over
   };
   // One step of one hypothesis: h, c [H] in/out; writes logits [V], alpha [L] and beta.
@@ -117,6 +124,10 @@ class ShowAttendTell {
 
  private:
   std::vector<char> ban_mask(const std::vector<int>& banned) const;
+  // α, z and β of k rows for the query states h [k × H]: α into alpha [k × L], β·z into zs (row r at zs + r·z_stride),
+  // β into beta [k]; q = W_q h + b_q is computed here.
+  void attend_rows(const Encoded* const* encs, std::size_t k, const float* h, float* alpha, float* zs,
+                   std::size_t z_stride, float* beta, StepScratch& scratch) const;
 
   SatConfig cfg_;
   std::vector<float> proj_w_, proj_b_;      // [P × D], [P]
@@ -130,9 +141,9 @@ class ShowAttendTell {
   std::vector<float> gate_w_;  // [H]
   float gate_b_ = 0;
   std::vector<float> embed_;   // [V × M]
-  kernels::PackedMatrix lstm_p_ih_, lstm_p_hh_;  // [4H × (M+P)], [4H × H], packed
+  kernels::PackedMatrix lstm_p_ih_, lstm_p_hh_;  // [4H × (M+P)] ([4H × M] with context "output"), [4H × H], packed
   std::vector<float> lstm_bias_;                 // b_ih + b_hh [4H]
-  kernels::PackedMatrix fc_p_;                   // [V × H], packed
+  kernels::PackedMatrix fc_p_;                   // [V × H] ([V × (H+P)] with context "output"), packed
   std::vector<float> fc_b_;                      // [V]
 };
 

@@ -421,7 +421,7 @@ namespace {
 
 // Parity of a trained captioning bundle with the goldens its export wrote (models/training/captioning/export.py:
 // models/<name>/golden.json + golden.safetensors). Skipped while the bundle is not exported yet.
-void check_bundle_goldens(const std::string& dir) {
+void check_bundle_goldens(const std::string& dir, const std::string& encoder_dir = "") {
   const std::string golden_json_path = dir + "/golden.json";
   if (!std::ifstream(golden_json_path).good()) {
     MESSAGE("no goldens in " << dir << " (bundle not exported yet): skipped");
@@ -431,7 +431,8 @@ void check_bundle_goldens(const std::string& dir) {
   const io::SafeTensors g = io::SafeTensors::load(dir + "/golden.safetensors");
   const io::Bundle cap_bundle = io::Bundle::load(dir);
   const models::ShowAttendTell dec = models::ShowAttendTell::from_bundle(cap_bundle);
-  const auto captioner = api::Captioner::load(dir);  // finds ../mobilenet-v2-imagenet itself
+  // without encoder_dir, the captioner finds its encoder bundle (e.g. ../mobilenet-v2-imagenet) itself
+  const auto captioner = encoder_dir.empty() ? api::Captioner::load(dir) : api::Captioner::load(dir, encoder_dir);
   // forced-caption goldens (models/training/captioning/forced_goldens.py), when the bundle has them
   nlohmann::json forced_meta;
   io::SafeTensors fg;
@@ -614,6 +615,9 @@ void check_bundle_goldens(const std::string& dir) {
 TEST_CASE("captioning: trained bundles match their PyTorch goldens (flickr8k-mobilenet, shapes)") {
   check_bundle_goldens(kSource + "/models/flickr8k-mobilenet");
   check_bundle_goldens(kSource + "/models/shapes");
+  // decoder.context = "output" (the LSTM reads words only; attention after it, logits from [h ; β·z]): a random tiny
+  // decoder over the real encoder, goldens from sat.py (make_captioning_goldens.py --only-context-output)
+  check_bundle_goldens(kGoldenDir + "/tiny-sat-output", kEncoderDir);
   // developer aid: another exported bundle (its encoder bundle must sit next to it)
   if (const char* extra = std::getenv("ATTNLENS_CAPTION_BUNDLE")) check_bundle_goldens(extra);
 }

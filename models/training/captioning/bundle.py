@@ -186,6 +186,11 @@ def write_decoder_bundle(out_dir, name, task, tensors, itos, hp, max_len, decode
         config["decoder"]["score_smoothing_rule"] = (
             "before the softmax, each cell's attention score e_i becomes the mean of the scores of the cells of the "
             "%dx%d window centred on it that lie inside the grid (sat.smooth_scores)" % (k, k))
+    if hp.get("context", "lstm") == "output":
+        config["decoder"]["context"] = "output"
+        config["decoder"]["context_rule"] = (
+            "the LSTM reads E[y_{t-1}] alone; alpha_t, z_t and beta_t come from the state h_t after it; logits = "
+            "fc([h_t ; beta_t z_t]) (sat.py, context=\"output\")")
     extra_config = dict(extra_config or {})
     if extra_config.pop("cell_colour", None):
         # mobilenet.cell_colour: appended to every cell's 1280 features, so encoder.feat_dim is 1283
@@ -230,7 +235,7 @@ def load_bundle(bundle_dir, encoder_dir=None):
     d = config["decoder"]
     dec = sat.ShowAttendTell(d["vocab_size"], feat_dim=config["encoder"]["feat_dim"], proj_dim=d["proj_dim"],
                              embed_dim=d["embed_dim"], hidden_dim=d["hidden_dim"], att_dim=d["att_dim"],
-                             score_smooth=d.get("score_smoothing", 0))
+                             score_smooth=d.get("score_smoothing", 0), context=d.get("context", "lstm"))
     dsd = {k[len("decoder."):]: torch.from_numpy(v.astype(np.float32)) for k, v in w.items()
            if k.startswith("decoder.")}
     dec.load_state_dict(dsd, strict=True)

@@ -151,7 +151,8 @@ class Captioner(torch.nn.Module):
         feat_dim = 1280 + (2 if args.cell_position else 0)
         self.dec = sat.ShowAttendTell(vocab_size, feat_dim=feat_dim, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
                                       hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout,
-                                      score_smooth=getattr(args, "score_smooth", 0))
+                                      score_smooth=getattr(args, "score_smooth", 0),
+                                      context=getattr(args, "context", "lstm"))
         self.dec.feat_proj.requires_grad_(True)
         torch.nn.init.xavier_uniform_(self.dec.feat_proj.weight)
         torch.nn.init.zeros_(self.dec.feat_proj.bias)
@@ -183,7 +184,18 @@ class Captioner(torch.nn.Module):
         esd = {k: v for k, v in enc.state_dict().items() if not k.startswith("classifier.")}
         missing, _ = self.enc.load_state_dict(esd, strict=False)
         assert all(k.startswith("classifier") for k in missing), missing
-        self.dec.load_state_dict(dec.state_dict())
+        own = self.dec.state_dict()
+        for k, v in dec.state_dict().items():
+            if own[k].shape == v.shape:
+                own[k] = v
+            elif k == "lstm.weight_ih" and own[k].shape[1] < v.shape[1]:  # into a context="output" decoder:
+                own[k] = v[:, :own[k].shape[1]].clone()                      # the word columns [E ; z] -> [E]
+            elif k == "fc.weight" and own[k].shape[1] > v.shape[1]:        # fc over [h ; beta z]: h's columns,
+                own[k] = torch.cat([v, torch.zeros(v.shape[0], own[k].shape[1] - v.shape[1])], dim=1)  # z's zero
+            else:
+                raise SystemExit("--init-bundle %s: %s has shape %s, this model %s" % (bundle_dir, k, tuple(v.shape),
+                                                                                       tuple(own[k].shape)))
+        self.dec.load_state_dict(own)
 
     def train(self, mode=True):
         super().train(mode)
@@ -245,6 +257,46 @@ def build_cache(model, u8, size, batch=32):
         if s % (batch * 20) == 0:
             print("  cache %d/%d" % (s + len(out[-1]), u8.shape[0]), flush=True)
     return torch.cat(out)
+
+
+@torch.no_grad()
+def mean_fill(model, u8, size, batch=256):
+    """What the deletion test puts in a hidden cell, as grid_features' input sees it: for each photo, its mean colour
+    preprocessed (model.start == 0: [N, 3]) or the frozen trunk's response to a plain image of that colour away from
+    any edge (--cache-below: [N, C], the centre of the trunk map of a 128x128 plain image; the trunk is translation
+    equivariant, so every interior position of a plain image gives this vector)."""
+    mean = u8.float().mean(dim=(1, 2))  # [N, 3], 0..255
+    if model.start == 0:
+        return mean / 127.5 - 1.0
+    out = []
+    for s in range(0, mean.shape[0], batch):
+        m = mean[s:s + batch] / 127.5 - 1.0
+        plain = m[:, :, None, None].expand(-1, -1, 128, 128).contiguous()
+        t = model.trunk(plain)
+        out.append(t[:, :, t.shape[2] // 2, t.shape[3] // 2])
+    return torch.cat(out)
+
+
+def occlude(x, fill, grid, share, max_share, gen):
+    """Random occlusion (random erasing, Zhong et al. 2017, on the grid the decoder attends over): each photo of the
+    batch is, with probability `share`, given k ~ U{1 .. ceil(max_share * g^2)} random grid cells hidden, each cell's
+    block of x (the preprocessed photo or its cached trunk map, [B, C, h, w] with h, w multiples of g) set to the
+    photo's fill vector [B, C]. A model trained so learns to caption from what is left of a photo, which is what
+    the deletion test asks of the region it did *not* attend to. Returns a new tensor; x is not changed."""
+    B, C, h, w = x.shape
+    if share <= 0 or h % grid or w % grid:
+        return x
+    L = grid * grid
+    hide = torch.zeros(B, L, dtype=torch.bool)
+    for b in range(B):
+        if float(torch.rand(1, generator=gen)) < share:
+            k = int(torch.randint(1, max(2, math.ceil(max_share * L) + 1), (1,), generator=gen))
+            hide[b, torch.randperm(L, generator=gen)[:k]] = True
+    if not bool(hide.any()):
+        return x
+    m = hide.view(B, 1, grid, grid).float()
+    m = m.repeat_interleave(h // grid, dim=2).repeat_interleave(w // grid, dim=3).to(x.device, x.dtype)
+    return x * (1 - m) + fill.to(x.device, x.dtype)[:, :, None, None] * m
 
 
 def evaluate(model, dev_src, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
@@ -311,7 +363,12 @@ def main():
     ap.add_argument("--att-dim", type=int, default=256)
     ap.add_argument("--init-state", choices=["mean", "const"], default="const")
     ap.add_argument("--cell-position", action="store_true")
+    ap.add_argument("--context", choices=["lstm", "output"], default="lstm",
+                    help="where z_t goes: the LSTM's input (the paper) or, after the LSTM, the output layer (sat.py)")
     ap.add_argument("--flip", action="store_true", help="mirror half of the training photos")
+    ap.add_argument("--occlude", type=float, default=0.0,
+                    help="share of training photos with random grid cells hidden (filled with the photo's mean colour)")
+    ap.add_argument("--occlude-max", type=float, default=0.5, help="at most this share of the cells hidden")
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--limit-dev", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
@@ -323,6 +380,8 @@ def main():
     if args.self_test:
         args.limit_train, args.limit_dev, args.epochs, args.batch_images, args.device = 16, 8, 2, 4, "cpu"
         args.out = os.path.join(HERE, "runs", "e2e-selftest")
+    if args.context == "output" and args.init_state != "const":
+        raise SystemExit("--context output keeps the image out of the LSTM: it needs --init-state const")
     if args.cache_below and (args.train_from < args.cache_below or args.flip):
         raise SystemExit("--cache-below %d needs --train-from >= %d and no --flip" % (args.cache_below, args.cache_below))
     torch.set_num_threads(args.threads)
@@ -369,11 +428,14 @@ def main():
             os.replace(cache + ".tmp", cache)
             print("cached features.0..%d: %s in %.0f s" % (args.cache_below - 1, tuple(tr_src.shape[1:]),
                                                            time.time() - tc), flush=True)
+    tr_fill = mean_fill(model, tr_u8.cpu(), args.input_size) if args.occlude > 0 else None
+    occ_gen = torch.Generator().manual_seed(args.seed)
     enc_params = [p for p in model.enc.parameters() if p.requires_grad]
     dec_params = [p for p in model.dec.parameters() if p.requires_grad]
     opt = torch.optim.Adam([dict(params=dec_params, lr=args.lr), dict(params=enc_params, lr=args.enc_lr)])
     hp = dict(feat_dim=model.dec.feat_proj.in_features, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
-              hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout, score_smooth=args.score_smooth)
+              hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout, score_smooth=args.score_smooth,
+              context=args.context)
     state = dict(epoch=0, step=0, history=[])
     last = os.path.join(args.out, "last.pt")
     if args.resume and os.path.exists(last):
@@ -413,6 +475,8 @@ def main():
             idx = torch.tensor(b, device=dev)
             flip = (torch.rand(len(b), device=dev) < 0.5) if args.flip else None
             x = model_input(model, tr_src, idx.to(tr_src.device), args.input_size, flip)
+            if tr_fill is not None:
+                x = occlude(x, tr_fill[idx.cpu()], model.grid, args.occlude, args.occlude_max, occ_gen)
             T = max(cap_ids[i].shape[1] for i in b)
             cap = torch.cat([F.pad(cap_ids[i], (0, T - cap_ids[i].shape[1])) for i in b]).to(dev)  # [5B, T]
             reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)

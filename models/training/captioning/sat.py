@@ -22,6 +22,17 @@ For every step t = 1..T with previous word y_{t-1} (y_0 = <start>):
     i = sigmoid(g4[0:H]); f = sigmoid(g4[H:2H]); g = tanh(g4[2H:3H]); o = sigmoid(g4[3H:4H])
     c_t = f*c_{t-1} + i*g;  h_t = o*tanh(c_t)
   logits_t = W_o h_t + b_o                                fc                 [V]      (dropout on h_t in training)
+With context="output" (config.json "decoder.context": "output"; the default "lstm" is the paper's model above),
+the LSTM reads the words alone and the image reaches a word only through that word's own attention:
+  h_t, c_t = LSTMCell(E[y_{t-1}], (h_{t-1}, c_{t-1}))    lstm.weight_ih [4H, M]
+  e_ti  = w^T tanh(keys_i + W_q h_t + b_q) + b_w           the query is the state after the word (Luong et al.
+                                                           2015's order), alpha, z as above
+  beta  = sigmoid(w_b^T h_t + b_b)
+  logits_t = W_o [h_t ; beta * z] + b_o                   fc [V, H + P]    (dropout on [h_t ; beta z])
+Why: in the paper's model the LSTM carries what earlier steps saw, so a word can be said from memory while alpha
+has already moved on (on the dev boxes the shipped model's alpha_{t-2} points at word t's object more often than
+alpha_t). Here h_t never sees the image (h_0 and c_0 must be constants), so the only visual evidence for word t is
+z_t: alpha_t is, by construction, where that word was read from.
 Training loss (sec. 4.2.1): CE(logits, y_t) summed over real tokens / number of tokens
   + lambda * sum_i (1 - sum_t alpha_ti)^2 averaged over the batch (doubly stochastic regularisation, eq. 14).
 
@@ -54,9 +65,11 @@ def smooth_scores(e, k):
 
 class ShowAttendTell(nn.Module):
     def __init__(self, vocab_size, feat_dim=1280, proj_dim=512, embed_dim=256, hidden_dim=512, att_dim=256,
-                 dropout=0.5, score_smooth=0):
+                 dropout=0.5, score_smooth=0, context="lstm"):
         super().__init__()
+        assert context in ("lstm", "output"), context
         self.vocab_size = vocab_size
+        self.context = context  # "lstm": z_t is an LSTM input (the paper); "output": z_t goes to the output layer
         self.score_smooth = score_smooth  # k > 0: smooth_scores(e, k) before the softmax
         self.feat_proj = nn.Linear(feat_dim, proj_dim)
         self.feat_proj.requires_grad_(False)  # fixed PCA projection, see pca_projection()
@@ -67,8 +80,9 @@ class ShowAttendTell(nn.Module):
         self.att_score = nn.Linear(att_dim, 1)
         self.gate = nn.Linear(hidden_dim, 1)
         self.embed = nn.Embedding(vocab_size, embed_dim)
-        self.lstm = nn.LSTMCell(embed_dim + proj_dim, hidden_dim)
-        self.fc = nn.Linear(hidden_dim, vocab_size)
+        into_lstm = context == "lstm"
+        self.lstm = nn.LSTMCell(embed_dim + (proj_dim if into_lstm else 0), hidden_dim)
+        self.fc = nn.Linear(hidden_dim + (0 if into_lstm else proj_dim), vocab_size)
         self.drop = nn.Dropout(dropout)
         self.embed.weight.data.uniform_(-0.1, 0.1)
         self.fc.weight.data.uniform_(-0.1, 0.1)
@@ -88,16 +102,26 @@ class ShowAttendTell(nn.Module):
 
     def step(self, p, keys, h, c, prev_word):
         """One decoder step. Returns logits [B, V], alpha [B, L], beta [B, 1], new h, c."""
+        if self.context == "output":
+            h, c = self.lstm(self.embed(prev_word), (h, c))
+            alpha, z, beta = self.attend(p, keys, h)
+            logits = self.fc(self.drop(torch.cat([h, beta * z], dim=1)))
+            return logits, alpha, beta, h, c
+        alpha, z, beta = self.attend(p, keys, h)
+        x = torch.cat([self.embed(prev_word), beta * z], dim=1)
+        h, c = self.lstm(x, (h, c))
+        logits = self.fc(self.drop(h))
+        return logits, alpha, beta, h, c
+
+    def attend(self, p, keys, h):
+        """alpha [B, L], z [B, P] and beta [B, 1] for the query state h [B, H]."""
         e = self.att_score(torch.tanh(keys + self.att_hidden(h).unsqueeze(1))).squeeze(2)  # [B, L]
         if self.score_smooth:
             e = smooth_scores(e, self.score_smooth)
         alpha = torch.softmax(e, dim=1)
         z = torch.bmm(alpha.unsqueeze(1), p).squeeze(1)  # [B, P]
         beta = torch.sigmoid(self.gate(h))  # [B, 1]
-        x = torch.cat([self.embed(prev_word), beta * z], dim=1)
-        h, c = self.lstm(x, (h, c))
-        logits = self.fc(self.drop(h))
-        return logits, alpha, beta, h, c
+        return alpha, z, beta
 
     def forward(self, proj_feats, captions):
         """Teacher forcing on projected features p [B, L, P] (feat_proj already applied).

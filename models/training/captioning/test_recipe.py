@@ -306,6 +306,42 @@ def check_finetune_cache():
     assert not full.enc.features[10].conv[0][0].weight.requires_grad
 
 
+def check_context_output():
+    """sat context="output": with constant h_0/c_0 the LSTM never sees the image (the same states for two different
+    grids under teacher forcing), the logits are fc([h ; beta z]) of the step's own attention, and a word's
+    probability moves only through that step's z: zeroing fc's z columns makes the logits image-independent."""
+    torch.manual_seed(3)
+    dec = sat.ShowAttendTell(12, feat_dim=8, proj_dim=6, embed_dim=5, hidden_dim=7, att_dim=4, dropout=0.0,
+                             context="output").eval()
+    assert dec.lstm.weight_ih.shape == (28, 5) and dec.fc.weight.shape == (12, 13)
+    with torch.no_grad():
+        dec.init_h.weight.zero_()
+        dec.init_c.weight.zero_()
+        a, b = torch.randn(1, 9, 8), torch.randn(1, 9, 8) * 3
+        words = torch.tensor([[sat.START, 5, 6, 7]])
+        states = []
+        for grid in (a, b):
+            p, keys, h, c = dec.encode(grid)
+            hs, logits = [], []
+            for t in range(3):
+                lg, alpha, beta, h, c = dec.step(p, keys, h, c, words[:, t])
+                al, z, be = dec.attend(p, keys, h)
+                assert torch.equal(al, alpha) and torch.equal(be, beta)
+                assert torch.allclose(lg, dec.fc(torch.cat([h, beta * z], 1)), atol=1e-6)
+                hs.append(h)
+                logits.append(lg)
+            states.append((torch.cat(hs), torch.cat(logits)))
+        assert torch.equal(states[0][0], states[1][0])  # h_t: the words alone
+        assert not torch.allclose(states[0][1], states[1][1])  # the logits see the image, through z_t
+        dec.fc.weight[:, 7:] = 0
+        la = dec(dec.feat_proj(a), words)[0]
+        lb = dec(dec.feat_proj(b), words)[0]
+        assert torch.equal(la, lb)
+    # the paper's model is unchanged: its LSTM input is [E ; beta z] and its output layer reads h alone
+    ref = sat.ShowAttendTell(12, feat_dim=8, proj_dim=6, embed_dim=5, hidden_dim=7, att_dim=4)
+    assert ref.lstm.weight_ih.shape == (28, 11) and ref.fc.weight.shape == (12, 7)
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):

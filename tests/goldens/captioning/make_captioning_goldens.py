@@ -22,6 +22,11 @@ and, for the sanity images only, ../shared/data/mobilenet_v2_imagenet/sanity. Wr
     case<i>/greedy/beta       [T]
     case<i>/beam/attention    [T', 7, 7]  best beam hypothesis (num_beams 3), T' includes its <end> step
   golden.json             per case: source, dims, greedy/beam token ids, text, beam score; sanity expected top-5
+  tiny-sat-output/        the same kind of random decoder with decoder.context = "output" (sat.py: the LSTM reads
+                          the words alone, attention after it, logits from [h ; beta z]), with its goldens in the
+                          trained bundles' format (export.write_goldens: golden.*, golden_forced.*)
+
+  /usr/bin/python3 tests/goldens/captioning/make_captioning_goldens.py --only-context-output   # that folder only
 """
 import json
 import os
@@ -52,11 +57,13 @@ def write_ppm(path, rgb):
         f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
 
 
-def tiny_decoder(seed=TINY_SEED, end_bias=TINY_END_BIAS):
+def tiny_decoder(seed=TINY_SEED, end_bias=TINY_END_BIAS, context="lstm"):
     """A seeded random SAT decoder over the real 1280-channel grid (tens of KB in F16)."""
     torch.manual_seed(seed)
     itos = sat.SPECIALS + TINY_WORDS
     hp = dict(feat_dim=1280, proj_dim=8, embed_dim=6, hidden_dim=10, att_dim=7)
+    if context != "lstm":
+        hp["context"] = context
     dec = sat.ShowAttendTell(len(itos), dropout=0.0, **hp)
     with torch.no_grad():
         for name, p in dec.named_parameters():
@@ -88,8 +95,24 @@ def cases():
 
 
 @torch.no_grad()
+def write_context_output():
+    """tiny-sat-output/: a random context="output" decoder and its goldens (greedy, beam 3, forced captions)."""
+    sys.path.insert(0, os.path.join(ROOT, "models", "training", "captioning"))
+    import export  # noqa: E402
+    dec32, itos, hp = tiny_decoder(seed=2, end_bias=1.5, context="output")  # one caption ends, one runs to max_len
+    out = os.path.join(HERE, "tiny-sat-output")
+    dtensors = {"decoder." + k: v.numpy().astype(np.float16) for k, v in dec32.state_dict().items()}
+    bundle.write_decoder_bundle(out, "tiny-sat-output", "image-to-text", dtensors, itos, hp, max_len=12,
+                                extra_config={"note": "random weights (tests only): " + __doc__.split("\n")[0]})
+    export.write_goldens(out, ENCODER_DIR, task="flickr8k")
+
+
+@torch.no_grad()
 def main():
     torch.set_num_threads(1)
+    if "--only-context-output" in sys.argv[1:]:
+        write_context_output()
+        return
     enc = bundle.load_encoder_bundle(ENCODER_DIR)
     tensors, meta = {}, {"generator": "tests/goldens/captioning/make_captioning_goldens.py", "torch": torch.__version__,
                          "tolerance": "abs <= 1e-4 or rel <= 1e-3", "encoder_bundle": "models/" + bundle.ENCODER_BUNDLE}
@@ -150,6 +173,7 @@ def main():
     with open(os.path.join(HERE, "golden.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
+    write_context_output()
     print("wrote", HERE)
 
 
