@@ -277,6 +277,40 @@ def mean_fill(model, u8, size, batch=256):
     return torch.cat(out)
 
 
+def pick_hidden(B, grid, share, max_share, gen):
+    """bool [B, g*g]: with probability `share` a photo gets k ~ U{1 .. ceil(max_share * g^2)} random cells hidden."""
+    L = grid * grid
+    hide = torch.zeros(B, L, dtype=torch.bool)
+    for b in range(B):
+        if float(torch.rand(1, generator=gen)) < share:
+            k = int(torch.randint(1, max(2, math.ceil(max_share * L) + 1), (1,), generator=gen))
+            hide[b, torch.randperm(L, generator=gen)[:k]] = True
+    return hide
+
+
+@torch.no_grad()
+def occlude_pixels(model, x, u8, grid, share, max_share, gen, size):
+    """--occlude-pixels: random occlusion done the deletion test's way (deletion.py). The hidden cells' pixel blocks
+    of the uint8 photo u8 [B, H, W, 3] (cell (r, c) = rows [round(r*H/g), round((r+1)*H/g)), columns likewise) are
+    filled with the photo's mean colour, and the frozen trunk (features.0..cache_below-1) is run on the masked photo,
+    so the trainable layers see what the engine computes for a masked photo, edges included; x (the cached trunk
+    maps, [B, C, h, w]) gets those rows replaced. Returns a new tensor."""
+    hide = pick_hidden(x.shape[0], grid, share, max_share, gen)
+    rows = torch.nonzero(hide.any(1)).flatten()
+    if rows.numel() == 0:
+        return x
+    H, W = u8.shape[1], u8.shape[2]
+    img = u8[rows].clone()
+    mean = img.float().mean(dim=(1, 2)).round().to(torch.uint8)  # [n, 3]
+    for j, b in enumerate(rows.tolist()):
+        for cell in torch.nonzero(hide[b]).flatten().tolist():
+            r, c = divmod(cell, grid)
+            img[j, round(r * H / grid):round((r + 1) * H / grid), round(c * W / grid):round((c + 1) * W / grid)] = mean[j]
+    out = x.clone()
+    out[rows.to(x.device)] = model.trunk(preprocess(img.to(x.device), size)).to(x.dtype)
+    return out
+
+
 def occlude(x, fill, grid, share, max_share, gen):
     """Random occlusion (random erasing, Zhong et al. 2017, on the grid the decoder attends over): each photo of the
     batch is, with probability `share`, given k ~ U{1 .. ceil(max_share * g^2)} random grid cells hidden, each cell's
@@ -286,12 +320,7 @@ def occlude(x, fill, grid, share, max_share, gen):
     B, C, h, w = x.shape
     if share <= 0 or h % grid or w % grid:
         return x
-    L = grid * grid
-    hide = torch.zeros(B, L, dtype=torch.bool)
-    for b in range(B):
-        if float(torch.rand(1, generator=gen)) < share:
-            k = int(torch.randint(1, max(2, math.ceil(max_share * L) + 1), (1,), generator=gen))
-            hide[b, torch.randperm(L, generator=gen)[:k]] = True
+    hide = pick_hidden(B, grid, share, max_share, gen)
     if not bool(hide.any()):
         return x
     m = hide.view(B, 1, grid, grid).float()
@@ -369,6 +398,9 @@ def main():
     ap.add_argument("--occlude", type=float, default=0.0,
                     help="share of training photos with random grid cells hidden (filled with the photo's mean colour)")
     ap.add_argument("--occlude-max", type=float, default=0.5, help="at most this share of the cells hidden")
+    ap.add_argument("--occlude-pixels", action="store_true",
+                    help="with --cache-below: hide the cells in the photo and re-run the frozen trunk (what the "
+                         "deletion test does) instead of filling the cached map's cells")
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--limit-dev", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
@@ -428,7 +460,8 @@ def main():
             os.replace(cache + ".tmp", cache)
             print("cached features.0..%d: %s in %.0f s" % (args.cache_below - 1, tuple(tr_src.shape[1:]),
                                                            time.time() - tc), flush=True)
-    tr_fill = mean_fill(model, tr_u8.cpu(), args.input_size) if args.occlude > 0 else None
+    pixel_occlusion = args.occlude > 0 and args.occlude_pixels and model.start > 0
+    tr_fill = mean_fill(model, tr_u8.cpu(), args.input_size) if args.occlude > 0 and not pixel_occlusion else None
     occ_gen = torch.Generator().manual_seed(args.seed)
     enc_params = [p for p in model.enc.parameters() if p.requires_grad]
     dec_params = [p for p in model.dec.parameters() if p.requires_grad]
@@ -477,6 +510,9 @@ def main():
             x = model_input(model, tr_src, idx.to(tr_src.device), args.input_size, flip)
             if tr_fill is not None:
                 x = occlude(x, tr_fill[idx.cpu()], model.grid, args.occlude, args.occlude_max, occ_gen)
+            elif pixel_occlusion:
+                x = occlude_pixels(model, x, tr_u8[idx], model.grid, args.occlude, args.occlude_max, occ_gen,
+                                   args.input_size)
             T = max(cap_ids[i].shape[1] for i in b)
             cap = torch.cat([F.pad(cap_ids[i], (0, T - cap_ids[i].shape[1])) for i in b]).to(dev)  # [5B, T]
             reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)
@@ -497,6 +533,9 @@ def main():
             state["step"] += 1
             ce_sum += float(ce)
             n_sum += 1
+            if n_sum % 25 == 0:
+                print("  step %d/%d, ce %.3f, %.1f s per step" % (n_sum, per_epoch, ce_sum / n_sum,
+                                                                 (time.time() - te) / n_sum), flush=True)
         state["epoch"] += 1
         state["train_seconds"] = time.time() - t_train
         ev = evaluate(model, dv_src, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)

@@ -269,6 +269,35 @@ def check_finetune_pieces():
         assert sat.UNK not in a
 
 
+def check_occlude_pixels():
+    """--occlude-pixels hides exactly the cells deletion.py would (same block bounds, the photo's rounded mean
+    colour), re-runs the trunk on those photos only and leaves the other rows of x as they were."""
+    import deletion
+    import finetune
+
+    class Stub:  # trunk = the preprocessed photo itself, so x is what the trunk would read
+        def trunk(self, x):
+            return x
+
+    g, size = 3, 48
+    u8 = torch.from_numpy(np.random.default_rng(3).integers(0, 256, size=(4, 30, 31, 3), dtype=np.uint8))
+    x = finetune.preprocess(u8, size)
+    gen = torch.Generator().manual_seed(5)
+    out = finetune.occlude_pixels(Stub(), x, u8, g, 0.6, 0.5, gen, size)
+    hide = finetune.pick_hidden(4, g, 0.6, 0.5, torch.Generator().manual_seed(5))
+    assert hide.any(1).any() and not hide.any(1).all(), hide  # both kinds of row occur with this seed
+    for b in range(4):
+        if not hide[b].any():
+            assert torch.equal(out[b], x[b]), b
+            continue
+        photo = u8[b].numpy()
+        fill = np.round(photo.reshape(-1, 3).mean(0)).astype(np.uint8)
+        ref = deletion.masked(photo, torch.nonzero(hide[b]).flatten().numpy(), fill, g)
+        want = finetune.preprocess(torch.from_numpy(ref)[None], size)[0]
+        assert torch.allclose(out[b], want, atol=1e-6), (b, float((out[b] - want).abs().max()))
+        assert not torch.equal(out[b], x[b]), b
+
+
 def check_smooth_scores():
     """sat.smooth_scores: the mean over the window's cells inside the grid (the numbers of the engine's test,
     tests/cpp/test_attention.cpp "smooth_grid_scores"), invariant to a shift of all scores; k = 1 changes nothing."""
@@ -289,7 +318,8 @@ def check_finetune_cache():
     repo_bundle = os.path.join(HERE, "..", "..", "flickr8k-mobilenet")
     enc_b, dec_b, itos, cfg = bundle.load_bundle(repo_bundle)
     base = dict(encoder_bundle=None, mobilenet=None, input_size=288, proj_dim=256, embed_dim=256, hidden_dim=384,
-                att_dim=256, dropout=0.5, init_state="const", cell_position=True, train_from=11, init_bundle=repo_bundle)
+                att_dim=256, dropout=0.5, init_state="const", cell_position=True, train_from=11, init_bundle=repo_bundle,
+                context=cfg["decoder"].get("context", "lstm"))
     full = finetune.Captioner(len(itos), argparse.Namespace(cache_below=0, **base)).eval()
     cached = finetune.Captioner(len(itos), argparse.Namespace(cache_below=11, **base)).eval()
     x = mobilenet.preprocess_rgba(np.random.default_rng(5).integers(0, 256, (70, 90, 3), dtype=np.uint8), 288)[None]
