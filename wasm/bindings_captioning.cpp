@@ -2,8 +2,8 @@
 // 'image-to-text' pipeline. Thin: bytes in, plain objects out (results copied out of the heap), every C++
 // exception turned into a JS Error by guarded().
 //
-// Pixels stay in JS: caption() reads the image through api::Captioner::caption_rows, copying only the ≤ 448 rows
-// the 224×224 resize needs (one row at a time, into one reused heap buffer). An 8000×8000 RGBA ImageData (256 MB
+// Pixels stay in JS: caption() reads the image through api::Captioner::caption_rows, copying only the ≤ 2s rows
+// the s×s resize needs (s = the bundle's input size) (one row at a time, into one reused heap buffer). An 8000×8000 RGBA ImageData (256 MB
 // in JS) therefore costs the WASM heap one row (32 KB), never a copy of the image.
 #include <cmath>
 

@@ -527,8 +527,8 @@ export interface CaptionResult {
   tokens: string[];
   token_ids?: Int32Array;
   /**
-   * [{ name: 'visual', layer: -1, head: -1, dims: [T, 7, 7], data }]: row t (T = tokens.length) is the attention
-   * over the 7×7 image grid (row-major) while choosing tokens[t]; empty with output_attentions: false.
+   * [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g], data }]: row t (T = tokens.length) is the attention
+   * over the g×g image grid (row-major; g = the bundle's input size / 32: 11 for flickr8k-mobilenet, 7 for shapes) while choosing tokens[t]; empty with output_attentions: false.
    */
   attentions: AttentionMaps;
   /** The gate β_t (how much of the attended image feature step t used). */

@@ -115,7 +115,7 @@ export class ModelView {
       layers: b.layers.map((l) => ({
         ...l,
         maps: l.maps.map((m, head) => {
-          // An image grid (`cells`: the captioner's 7 × 7) is one distribution over all its cells, not one per row.
+          // An image grid (`cells`: the captioner's 11 × 11, the shapes model's 7 × 7) is one distribution over all its cells, not one per row.
           const flat = b.cells ? { rows: 1, cols: m.rows * m.cols, data: m.data } : m;
           return { ...m, name: b.name, layer: l.layer, head, n: flat.cols,
             stats: headStats(flat, { keys: b.cells ? null : m.keys ?? m.colLabels, self: b.self }) };

@@ -14,8 +14,8 @@ const SHELL = [
   '../wasm/models.js', '../wasm/trace.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
   '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
   '../wasm/dist-mt/attnlens-mt.mjs', '../wasm/dist-mt/attnlens-mt.wasm', '../wasm/dist-mt/attnlens-mt.worker.js',
-  './examples/shapes-1.png', './examples/shapes-2.png', './examples/dog.jpg', './examples/beach.jpg',
-  './examples/surfer.jpg', './examples/couple.jpg',
+  './examples/shapes-1.png', './examples/shapes-2.png', './examples/dog.jpg',
+  './examples/surfer.jpg',
 ];
 
 self.addEventListener('install', (event) => {

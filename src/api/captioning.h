@@ -78,7 +78,7 @@ class Captioner {
   CaptionResult caption(const std::uint8_t* pixels, std::size_t size, std::size_t width, std::size_t height,
                         const CaptionParams& params = {}, std::size_t channels = 4) const;
   // The same from rows handed out one at a time (row(y) → width·channels bytes; see image/preprocess.h): the
-  // WASM binding uses it to read only the ≤ 448 rows the resize needs out of a JS buffer.
+  // WASM binding uses it to read only the ≤ 2s rows the s×s resize needs out of a JS buffer.
   CaptionResult caption_rows(const std::function<const std::uint8_t*(std::size_t)>& row, std::size_t width,
                              std::size_t height, const CaptionParams& params = {}, std::size_t channels = 4) const;
 

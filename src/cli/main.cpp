@@ -84,9 +84,10 @@ usage:
       its config.json names ("encoder.bundle") is read from ../NAME next to DIR unless --encoder DIR is given.
       Images are the given paths, or else one path per stdin line; each is a binary PPM (P6, RGB) or PGM (P5,
       grey) file, or with --raw-size WxH a raw RGBA file of W*H*4 bytes (alpha composited over white). Any
-      size; the engine resizes to 224x224 itself (bilinear, half-pixel centres). One output line per image:
+      size; the engine resizes to the bundle's image.input_size itself (352x352 for flickr8k-mobilenet, 224x224
+      for shapes; bilinear, half-pixel centres). One output line per image:
       the caption, or with --json {image, text, tokens, token_ids, finished, score, betas} and, with
-      --attentions, "attention": {dims [T, 7, 7], data}. Beams default to the bundle's decoding.num_beams
+      --attentions, "attention": {dims [T, g, g], data} (g = input size / 32: 11 or 7). Beams default to the bundle's decoding.num_beams
       (1 = greedy). The search never emits "<unk>" unless --allow-unk is given (then it is the reference
       search of sat.py exactly). An image that cannot be read gives {"image", "error"} (or "ERROR: ..."
       without --json) and exit status 1 at the end.
@@ -94,7 +95,7 @@ usage:
       stdin lines "IMAGE<TAB>CAPTION" (one caption per image). The caption is lowercased and split as in
       training (\w+|[^\w\s]); tokens are its words then "<end>", words outside the vocabulary become "<unk>"
       and are listed in "unknown_words" [{word, position}]. --json adds "token_logprobs" (each token's
-      log-probability; "score" is their sum); --attentions gives one 7x7 map per token. Without --json: the
+      log-probability; "score" is their sum); --attentions gives one g x g map per token. Without --json: the
       score, a TAB, then each token with its log-probability. An empty caption or one of more than 1000 words
       is an error for that image. --beams/--max-new-tokens/--allow-unk do not apply.
   attnlens-cli classify --model DIR [--top N] [IMAGE ...]

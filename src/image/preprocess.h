@@ -1,4 +1,5 @@
-// Image preprocessing for the captioning encoder: uint8 pixels of any size → the normalised 224×224×3 tensor,
+// Image preprocessing for the captioning encoder: uint8 pixels of any size → the normalised s×s×3 tensor (s = the bundle's
+// image.input_size: 224 by default, 352 for flickr8k-mobilenet),
 // exactly models/training/captioning/mobilenet.preprocess_rgba (the PyTorch recipe), in float32:
 //
 //   1. alpha over white, per source pixel:   c = (rgb·a + 255·(255 − a)) / 255      (RGBA, straight alpha)

@@ -1,4 +1,4 @@
-// The grid an image model attends over: MobileNetV2's 7×7×1280 feature cells, optionally followed per cell by its
+// The grid an image model attends over: MobileNetV2's g×g×1280 feature cells (g = input size / 32), optionally followed per cell by its
 // mean input colour and its centre coordinates (models/training/captioning/mobilenet.py decoder_grid). Shared by
 // the `shapes` captioner (api/captioning) and the shapes VQA models (api/vqa): both bundles declare the extra
 // channels in config.json "encoder": {"cell_colour": "mean_rgb", "cell_position": "xy"}.

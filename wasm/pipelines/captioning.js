@@ -1,19 +1,20 @@
 // The 'image-to-text' pipeline: MobileNetV2 + Show-Attend-Tell captioners (flickr8k-mobilenet, shapes) that return
-// the attention over the 7×7 image grid for every generated word. pipeline.js calls
+// the attention over the image grid (g × g cells, g = the bundle's input size / 32: 11 for flickr8k-mobilenet,
+// 7 for shapes) for every generated word. pipeline.js calls
 // createCaptioningPipeline(bundle, options) after `await init()`.
 //
 //   const caption = await pipeline('image-to-text', 'flickr8k-mobilenet');
 //   const out = await caption(imageData, { num_beams: 3 });
 //   // { text: 'a dog runs through the grass', tokens: ['a', 'dog', …, '<end>'], token_ids: Int32Array,
-//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g] (g = 7: the 224×224 input), data: Float32Array }],
+//   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g] (g = 11: the 352×352 input), data: Float32Array }],
 //   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
 //
 // Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
 // default, 3 = RGB, 1 = grey; data.length must be exactly width·height·channels); in browsers also an
 // HTMLImageElement, ImageBitmap, canvas, Blob, or an image URL (string or URL), decoded with createImageBitmap and
 // read back from an OffscreenCanvas; or an array of those (→ an array of results).
-// The engine composites alpha over white and resizes to 224×224 itself (bilinear, half-pixel centres), so any size
-// from 1×1 to 65536 pixels per side works; only the ≤ 448 source rows the resize needs are copied into WebAssembly,
+// The engine composites alpha over white and resizes to the bundle's input size s × s itself (bilinear, half-pixel
+// centres), so any size from 1×1 to 65536 pixels per side works; only the ≤ 2s source rows the resize needs are copied into WebAssembly,
 // so large ImageData (8000×8000 = 256 MB) costs no second copy. Browser-decoded images above 16 777 216 pixels are
 // first drawn at a smaller size (aspect kept) to bound the canvas memory.
 // Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
@@ -226,7 +227,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
         outputAttentions);
     },
-    /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [g·g·D] (g = 7 at the usual 224×224 input;
+    /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [g·g·D] (g = s/32: 11 at flickr8k-mobilenet's 352×352 input, 7 at 224×224;
      * D = 1280 + the bundle's cell channels; copies the image into the heap). */
     encode: (live, px) => {
       if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {

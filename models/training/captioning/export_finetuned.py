@@ -33,6 +33,7 @@ def write_encoder_bundle(weights, out_dir, name, source, input_size):
     cfg["task"] = "image-features"
     cfg["weights_dtype"] = "conv weights F16 (the fine-tuned values exactly); BatchNorm F32 (ImageNet statistics)"
     cfg["source"] = source
+    cfg["image"] = bundle.image_config(input_size)
     cfg["encoder"]["grid"] = [input_size // 32, input_size // 32]
     cfg.pop("classifier", None)
     tensors = {}
@@ -68,7 +69,8 @@ def main():
     name = os.path.basename(os.path.normpath(args.out))
     enc_name = os.path.basename(os.path.normpath(args.encoder_out))
     src = ("mobilenet-v2-imagenet fine-tuned with the %s captioner on Flickr8k train (models/training/captioning/"
-           "finetune.py, epoch %d)" % (name, ck["epoch"]))
+           "finetune.py, run %s epoch %d)" % (name, os.path.basename(os.path.dirname(os.path.abspath(args.checkpoint))),
+                                          ck["epoch"]))
     write_encoder_bundle(ck["weights"], args.encoder_out, enc_name, src, a["input_size"])
     dec = {"decoder." + k[len("dec."):]: v.float().numpy().astype(np.float16)
            for k, v in ck["weights"].items() if k.startswith("dec.")}
