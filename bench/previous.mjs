@@ -10,6 +10,8 @@ import { gunzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { readPpm } from '../scripts/ppm.mjs';
+
 const { values: args } = parseArgs({ options: {
   old: { type: 'string' }, rounds: { type: 'string', default: '9' }, n: { type: 'string', default: '60' },
   only: { type: 'string', default: '' }, // workloads whose name contains this
@@ -25,21 +27,7 @@ await OLD.init({ threads: 1 });
 const data = new URL('../../shared/data/multi30k/test_2016_flickr.de.gz', import.meta.url);
 const lines = gunzipSync(readFileSync(data)).toString('utf8').split('\n').filter(Boolean).slice(0, Number(args.n));
 const images = fileURLToPath(new URL('../tests/goldens/captioning/sanity/', import.meta.url));
-function ppm(file) { // binary P6 with optional comments
-  const b = readFileSync(images + file);
-  let i = 0;
-  const fields = [];
-  while (fields.length < 4) {
-    while (b[i] === 0x20 || b[i] === 0x0a) i++;
-    if (b[i] === 0x23) { while (b[i] !== 0x0a) i++; continue; }
-    let s = '';
-    while (b[i] !== 0x20 && b[i] !== 0x0a) s += String.fromCharCode(b[i++]);
-    fields.push(s);
-  }
-  const [, w, h] = fields.map(Number);
-  return { data: new Uint8Array(b.subarray(i + 1, i + 1 + w * h * 3)), width: w, height: h, channels: 3 };
-}
-const pictures = readdirSync(images).filter((f) => f.endsWith('.ppm')).map(ppm);
+const pictures = readdirSync(images).filter((f) => f.endsWith('.ppm')).map((f) => readPpm(images + f));
 const engines = {};
 for (const [k, m] of [['new', NEW], ['old', OLD]]) {
   const tr = await m.pipeline('translation', 'de-en-general');

@@ -6,21 +6,14 @@
 //   node scripts/quantize.mjs models/flickr8k-mobilenet /tmp/int8/flickr8k-mobilenet
 //   node scripts/quantize.mjs models/flickr8k-mobilenet-encoder /tmp/int8/flickr8k-mobilenet-encoder
 //   node scripts/caption-int8-alpha.mjs [FLOAT_BUNDLE] [INT8_BUNDLE]   (defaults: flickr8k-mobilenet, /tmp/int8/flickr8k-mobilenet)
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { readPpm } from './ppm.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { pipeline } = await import(path.join(ROOT, 'wasm', 'index.js'));
 const [floatBundle = 'flickr8k-mobilenet', int8Bundle = '/tmp/int8/flickr8k-mobilenet'] = process.argv.slice(2);
-
-function readPpm(file) {
-  const bytes = readFileSync(file);
-  const [magic, w, h] = bytes.subarray(0, 32).toString('latin1').split(/\s+/);
-  if (magic !== 'P6') throw new Error(`${file}: not a binary PPM`);
-  const [width, height] = [Number(w), Number(h)];
-  return { data: new Uint8Array(bytes.subarray(bytes.length - width * height * 3)), width, height, channels: 3 };
-}
 
 const f = await pipeline('image-to-text', floatBundle);
 const q = await pipeline('image-to-text', int8Bundle);
