@@ -166,7 +166,11 @@ inline std::string write_safetensors(const std::map<std::string, TensorSpec>& te
   return out + h + data;
 }
 
-inline std::vector<std::uint8_t> bytes(const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); }
+inline std::vector<std::uint8_t> bytes(const std::string& s) {
+  std::vector<std::uint8_t> v(s.size());
+  if (!s.empty()) std::memcpy(v.data(), s.data(), s.size());  // one memcpy (the iterator copy was ~5 % of a run)
+  return v;
+}
 
 // ---- weights from the engine's error messages ----
 inline bool parse_shape(const std::string& s, std::size_t pos, std::vector<std::size_t>& shape) {

@@ -79,17 +79,21 @@ inline const std::vector<Template>& templates() {
   return all;
 }
 
-// Which template byte 0 of an input picks: each fast template twice as often as the MobileNetV2 one (the last
-// template, slow to run), so most inputs exercise the decoders.
-inline std::size_t pick_template(std::uint8_t byte) {
+// Which template byte 0 of an input picks: each fast template `fast_weight` times as often as the MobileNetV2 one
+// (the last template: ~0.2 s per input under ASan, ~15× a tiny decoder), so most inputs exercise the decoders.
+inline std::size_t pick_template(std::uint8_t byte, std::size_t fast_weight = 2) {
   const std::size_t n_fast = templates().size() - 1;
-  const std::size_t pick = byte % (2 * n_fast + 1);
-  return pick == 2 * n_fast ? templates().size() - 1 : pick % n_fast;
+  const std::size_t pick = byte % (fast_weight * n_fast + 1);
+  return pick == fast_weight * n_fast ? templates().size() - 1 : pick % n_fast;
 }
 
 // The real MobileNetV2 encoder (7 MB, F16): its shapes are fixed by the architecture, not by config.json.
 inline const std::string& encoder_weights() {
   static const std::string w = read_file(source_path("models/mobilenet-v2-imagenet/weights.safetensors"));
+  return w;
+}
+inline const std::vector<std::uint8_t>& encoder_weight_bytes() {
+  static const std::vector<std::uint8_t> w = bytes(encoder_weights());
   return w;
 }
 inline const std::string& encoder_config() {
@@ -125,7 +129,7 @@ inline Model construct(const std::string& config_text, const std::string& weight
     case Family::captioner:
       if (full_captioner) {
         m.captioner = api::Captioner::from_memory(config_text, bytes(weights), files, encoder_config(),
-                                                  bytes(encoder_weights()), "fuzz");
+                                                  encoder_weight_bytes(), "fuzz");
       } else {
         const auto b = attnlens::io::Bundle::from_memory(config_text, bytes(weights), files, "fuzz");
         m.sat = std::make_unique<attnlens::models::ShowAttendTell>(attnlens::models::ShowAttendTell::from_bundle(b));
@@ -142,7 +146,8 @@ inline Model construct(const std::string& config_text, const std::string& weight
   return m;
 }
 
-// One short use of the model; `knob` varies the call (beams, lengths, maps). Throws attnlens::Error like the API.
+// One short use of the model; `knob` varies the call (beams, lengths, maps; for a translator bits 7–8 pick the text
+// and bit 9 adds an align() call, so a knob of one byte never aligns). Throws attnlens::Error like the API.
 inline void run(const Model& m, unsigned knob) {
   namespace api = attnlens::api;
   if (m.translator) {
@@ -192,13 +197,20 @@ inline void run(const Model& m, unsigned knob) {
 // Weights for a config, from the engine's own messages (see fuzz_common.h); the encoder family uses the real
 // MobileNetV2 weights. `cache` carries the tensors of the previous call so that a config that differs a little
 // converges in a few rounds.
+// `built`, when given, receives the model of the round that constructed (family `other` when none did): the same
+// model a construct() of the returned weights gives, the decoder alone for a captioner.
 inline std::string weights_for(const std::string& config_text, const std::map<std::string, std::string>& files,
-                               std::map<std::string, TensorSpec>& cache, int max_rounds = 80) {
+                               std::map<std::string, TensorSpec>& cache, int max_rounds = 80, Model* built = nullptr) {
   const Family f = family_of_architecture(architecture_of(config_text));
   if (f == Family::encoder) return encoder_weights();
   std::string error;
   return synthesize_weights(
-      cache, [&](const std::string& w) { construct(config_text, w, files, false); }, max_rounds, 20000, error);
+      cache,
+      [&](const std::string& w) {
+        Model m = construct(config_text, w, files, false);
+        if (built != nullptr) *built = std::move(m);
+      },
+      max_rounds, 20000, error);
 }
 
 // The tensors of each template's own config (built once): the starting point for a mutated config.
