@@ -1,10 +1,11 @@
 // A list of sentences (or images) in one call against one call per item, one thread, in one process (rounds
-// alternate which goes first; median of process-CPU seconds). Greedy Transformer, RNN and caption lists are decoded
-// together (docs/DESIGN.md §4.4); a sentiment list saves only the per-call overhead. The script also checks that
+// alternate which goes first; median of process-CPU seconds). Transformer and RNN lists (greedy, or beams without a
+// coverage penalty) and greedy caption lists are decoded together (docs/DESIGN.md §4.4); a sentiment list saves
+// only the per-call overhead. The script also checks that
 // both ways give the same outputs and the same maps, bit for bit.
 //
 //   node bench/lists.mjs [--model de-en-general | sst2-selfattn | flickr8k-mobilenet | …] [--n 40] [--rounds 7]
-//                        [--maps 0|1]
+//                        [--maps 0|1] [--beams 1]   (--beams: translators only)
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
@@ -15,6 +16,7 @@ import { init, pipeline } from '../wasm/index.js';
 const { values: args } = parseArgs({ options: {
   model: { type: 'string', default: 'de-en-general' }, n: { type: 'string', default: '40' },
   rounds: { type: 'string', default: '7' }, maps: { type: 'string', default: '1' },
+  beams: { type: 'string', default: '1' },
 } });
 const sentiment = args.model.startsWith('sst2');
 const captions = args.model === 'flickr8k-mobilenet' || args.model === 'shapes';
@@ -37,7 +39,9 @@ if (captions) {
 }
 await init({ threads: 1 });
 const translate = await pipeline(sentiment ? 'sentiment-analysis' : captions ? 'image-to-text' : 'translation', args.model);
-const options = sentiment ? { output_attentions: args.maps !== '0' } : { num_beams: 1, output_attentions: args.maps !== '0' };
+const beams = Number(args.beams);
+const options = sentiment ? { output_attentions: args.maps !== '0' }
+  : { num_beams: captions ? 1 : beams, output_attentions: args.maps !== '0' };
 const oneByOne = async () => { const out = []; for (const s of lines) out.push(await translate(s, options)); return out; };
 const asList = async () => translate(lines, options);
 
@@ -56,7 +60,7 @@ for (let r = 0; r < Number(args.rounds); r++) {
   }
 }
 const median = (x) => [...x].sort((p, q) => p - q)[x.length >> 1];
-console.log(`| ${args.model}, ${lines.length} ${captions ? 'images' : 'sentences'}${sentiment ? '' : ', greedy'}, ${options.output_attentions ? 'every map' : 'no maps'} | ` +
+console.log(`| ${args.model}, ${lines.length} ${captions ? 'images' : 'sentences'}${sentiment ? '' : !captions && beams > 1 ? `, beam ${beams}` : ', greedy'}, ${options.output_attentions ? 'every map' : 'no maps'} | ` +
   `${median(t.one).toFixed(3)} s | ${median(t.list).toFixed(3)} s | **${(median(t.one) / median(t.list)).toFixed(2)}×** | ${same ? 'yes' : '**no**'} |`);
 translate.dispose();
 if (!same) process.exit(1);

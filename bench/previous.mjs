@@ -44,9 +44,16 @@ const workloads = [
   [`translation, greedy, no maps, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.tr(s, { num_beams: 1, output_attentions: false }); }],
   [`de-en-rnn-general, greedy, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.rnn(s, { num_beams: 1 }); }],
   [`de-en-rnn-additive, greedy, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.gru(s, { num_beams: 1 }); }],
+  [`translation, beam 4, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.tr(s, { num_beams: 4 }); }],
+  [`translation, beam 4, every map, a list of ${lines.length} in one call`, (e) => async () => { await e.tr(lines, { num_beams: 4 }); }],
+  [`translation, greedy, every map, a list of ${lines.length} in one call`, (e) => async () => { await e.tr(lines, { num_beams: 1 }); }],
+  [`de-en-rnn-general, beam 4, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.rnn(s, { num_beams: 4 }); }],
   [`sst2-selfattn, its map, ${sst2Lines.length} SST-2 dev sentences`, (e) => async () => { for (const s of sst2Lines) await e.sst2(s); }],
   ['caption decoder, greedy with α, 20 × each sanity grid', (e) => async () => {
     for (let r = 0; r < 20; r++) for (const g of e.grids) e.cap.captionGrid(g, { num_beams: 1, output_attentions: true });
+  }],
+  ['caption decoder, its default beam with α, 5 × each sanity grid', (e) => async () => {
+    for (let r = 0; r < 5; r++) for (const g of e.grids) e.cap.captionGrid(g, { output_attentions: true });
   }],
 ];
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
