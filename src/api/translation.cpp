@@ -28,7 +28,7 @@ constexpr int kMaxNewTokensLimit = 1 << 16;
 // step); beyond it the maps of the chosen hypothesis are recomputed by teacher forcing after the search. Default
 // beams stay far below it (de-en-transformer, beam 4, 256-piece source and limit: about 19 MB).
 constexpr std::size_t kMaxRecordedFloats = std::size_t{16} << 20;
-// Most decoder rows of a list decoded together in one batch (translate_many): 16 texts greedy, 4 with beam 4.
+// Most texts of a greedy list decoded together in one batch (translate_many).
 constexpr std::size_t kMaxBatchRows = 16;
 
 struct DecodingDefaults {
@@ -375,10 +375,9 @@ TranslationResult Translator::Impl::finish(Prepared& p, const decode::SearchResu
   return std::move(out);
 }
 
-// Texts decoded together (models/seq2seq.h start_many): one decoder row each when greedy, each text's beam rows side
-// by side with beams (no coverage penalty); every layer of a step takes all the rows at once. Each result equals
-// translate()'s bit for bit. False when the model cannot batch or the recorded maps would exceed kMaxRecordedFloats
-// (the caller then translates the texts one by one).
+// Greedy texts decoded together, one decoder row each (models/seq2seq.h start_many): every layer of a step takes
+// all the rows at once. Each result equals translate()'s bit for bit. False when the model cannot batch or the
+// recorded maps would exceed kMaxRecordedFloats (the caller then translates the texts one by one).
 bool Translator::Impl::translate_batch(const std::vector<const std::string*>& texts, const TranslationParams& params,
                                        std::vector<TranslationResult>& results) const {
   std::vector<Prepared> prepared;
@@ -388,34 +387,27 @@ bool Translator::Impl::translate_batch(const std::vector<const std::string*>& te
   std::vector<std::vector<int>> srcs;
   std::vector<AttentionTrace*> traces;
   std::vector<int> limits;
-  std::vector<decode::SearchParams> searches;
   bool want_maps = false;
-  std::size_t rows = 0;  // the most decoder rows a step may hold
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     if (prepared[i].ids.empty()) continue;
     live.push_back(i);
     srcs.push_back(prepared[i].ids);
     traces.push_back(prepared[i].want_maps ? &prepared[i].trace : nullptr);
     limits.push_back(prepared[i].sp.max_new_tokens);
-    searches.push_back(prepared[i].sp);
     want_maps = want_maps || prepared[i].want_maps;
-    rows += static_cast<std::size_t>(prepared[i].sp.num_beams);
   }
-  const bool beam = !searches.empty() && searches.front().num_beams > 1;
   std::unique_ptr<models::Seq2SeqDecoder> step;
   if (!live.empty()) {
     const std::size_t steps = static_cast<std::size_t>(*std::max_element(limits.begin(), limits.end()));
     step = model->start_many(srcs, traces);
     if (step == nullptr) return false;
     if (want_maps) {
-      if (step->recorded_floats(rows, steps) > kMaxRecordedFloats) return false;
-      step->record_maps(rows, steps);
+      if (step->recorded_floats(live.size(), steps) > kMaxRecordedFloats) return false;
+      step->record_maps(live.size(), steps);
     }
   }
   std::vector<decode::SearchResult> found;
-  if (!live.empty())
-    found = beam ? decode::beam_search_many(*step, searches)
-                 : decode::greedy_search_many(*step, limits, text::kBosId, text::kEosId);
+  if (!live.empty()) found = decode::greedy_search_many(*step, limits, text::kBosId, text::kEosId);
   results.resize(prepared.size());
   std::size_t k = 0;
   for (std::size_t i = 0; i < prepared.size(); ++i) {
@@ -435,18 +427,15 @@ std::vector<TranslationResult> Translator::translate_many(const std::vector<std:
   check_params(params);
   std::vector<TranslationResult> out(texts.size());
   const int beams = params.num_beams == 0 ? impl_->decoding.num_beams : params.num_beams;
-  // A coverage penalty reads each beam's own attention signal, which a decoder over several sources does not give.
-  const bool coverage = params.coverage_beta.value_or(impl_->decoding.beta) != 0.0;
-  if ((beams == 1 || !coverage) && !params.output_qk && texts.size() > 1 && impl_->model->decodes_sources_together()) {
-    // Lists: the texts in batches decoded together (dealt round-robin), the batches shared among the threads
-    // (kernels/parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit.
-    // At most kMaxBatchRows decoder rows a batch (texts × beams): each row holds its own key/value cache
-    // (de-en-general: 1.6 MB a row). The batch count is a multiple of the thread count, so that every thread gets
-    // as many batches (40 texts, greedy, 2 threads: 4 batches of 10, not 3 of 14 with one thread decoding two).
+  if (beams == 1 && !params.output_qk && texts.size() > 1 && impl_->model->decodes_sources_together()) {
+    // Greedy lists: the texts in batches decoded together (dealt round-robin), the batches shared among the
+    // threads (kernels/parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit.
+    // At most kMaxBatchRows texts a batch: each row holds its own key/value cache (de-en-general: 1.6 MB a row).
+    // The batch count is a multiple of the thread count, so that every thread gets as many batches (40 texts, 2
+    // threads: 4 batches of 10, not 3 of 14 with one thread decoding two of them).
     const std::size_t n = texts.size();
     const std::size_t threads = std::max<std::size_t>(1, static_cast<std::size_t>(kernels::threads()));
-    const std::size_t per_batch = std::max<std::size_t>(1, kMaxBatchRows / static_cast<std::size_t>(beams));
-    const std::size_t needed = (n + per_batch - 1) / per_batch;
+    const std::size_t needed = (n + kMaxBatchRows - 1) / kMaxBatchRows;
     const std::size_t batches = std::min<std::size_t>(n, (needed + threads - 1) / threads * threads);
     std::vector<char> done(batches, 0);
     kernels::parallel_each(batches, [&](std::size_t b) {

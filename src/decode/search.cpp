@@ -140,58 +140,57 @@ std::vector<SearchResult> greedy_search_many(StepModel& model, const std::vector
   return out;
 }
 
-namespace {
+SearchResult beam_search(StepModel& model, const SearchParams& params) {
+  check_start(model, params);
+  require(params.num_beams >= 1, "search: num_beams must be >= 1, got " + std::to_string(params.num_beams));
+  const std::size_t k = static_cast<std::size_t>(params.num_beams);
+  const std::size_t vocab = model.vocab_size();
+  const std::size_t src = model.source_length();
+  const int limit = params.max_new_tokens;
+  const bool want_coverage = params.coverage_beta != 0.0;
 
-// One beam of beam_search_many: its live rows (scores, coverage), double-buffered, and the history that the
-// backtrack reads. Everything is sized once per call; the steps only reuse it (the history grows by k ints a step,
-// amortised).
-struct Beam {
-  struct Finished {  // the step and row that produced its last token, that token, score
+  // Everything is sized once per call; the steps only reuse it (the history grows by k ints a step, amortised).
+  // Live rows of the current step: score and coverage (Σ_t a_t over source positions), double-buffered.
+  std::vector<float> score(k), next_score(k), cov(want_coverage ? k * src : 0), next_cov(cov.size());
+  std::vector<int> prev(k), next_token(k), parents(k);
+  std::vector<float> logits(k * vocab), attention(want_coverage ? k * src : 0);
+  // History, one entry per row that ran at step s (entries [begin[s], begin[s + 1])): the row's parent at step s − 1
+  // (−1 at the first step) and the token it was fed.
+  std::vector<std::size_t> begin;
+  std::vector<int> parent_of, fed;
+  const std::size_t expected = static_cast<std::size_t>(std::min(limit, 256));
+  begin.reserve(expected + 1);
+  parent_of.reserve(expected * k);
+  fed.reserve(expected * k);
+  // Finished hypotheses (at most k): the step and row that produced their last token, that token, score, coverage.
+  struct Finished {
     int step, row, token;
     float score;
   };
-  const SearchParams* params = nullptr;
-  std::size_t k = 0;
-  std::size_t rows = 1;    // live rows at the current step
-  std::size_t offset = 0;  // where they start among the model's rows
-  bool done = false;
-  std::vector<float> score, next_score, cov, next_cov, finished_cov;
-  std::vector<int> prev, next_token, parents;
-  // History, one entry per row that ran at step s (entries [begin[s], begin[s + 1])): the row's parent at step
-  // s − 1 (−1 at the first step), the token it was fed, and the model row that ran it.
-  std::vector<std::size_t> begin;
-  std::vector<int> parent_of, fed, model_row;
   std::vector<Finished> finished;
+  finished.reserve(k);
+  std::vector<float> finished_cov(want_coverage ? k * src : 0);
   std::vector<Candidate> top;
+  top.reserve(2 * k + 1);
 
-  Beam(const SearchParams& p, std::size_t src, bool want_coverage) : params(&p), k(static_cast<std::size_t>(p.num_beams)) {
-    score.assign(k, 0.0f);
-    next_score.assign(k, 0.0f);
-    cov.assign(want_coverage ? k * src : 0, 0.0f);
-    next_cov.assign(cov.size(), 0.0f);
-    finished_cov.assign(cov.size(), 0.0f);
-    prev.assign(k, p.bos_id);
-    next_token.assign(k, 0);
-    parents.assign(k, 0);
-    const std::size_t expected = static_cast<std::size_t>(std::min(p.max_new_tokens, 256));
-    begin.reserve(expected + 1);
-    parent_of.reserve(expected * k);
-    fed.reserve(expected * k);
-    model_row.reserve(expected * k);
-    finished.reserve(k);
-    top.reserve(2 * k + 1);
-  }
+  std::size_t rows = 1;
+  score[0] = 0;
+  prev[0] = params.bos_id;
+  for (int t = 1; t <= limit; ++t) {
+    const int s = t - 1;  // 0-based step
+    begin.push_back(fed.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+      parent_of.push_back(s == 0 ? -1 : parents[r]);
+      fed.push_back(prev[r]);
+    }
+    if (want_coverage) std::fill(attention.begin(), attention.begin() + static_cast<std::ptrdiff_t>(rows * src), 0.0f);
+    model.step(prev.data(), logits.data(), want_coverage ? attention.data() : nullptr);
 
-  // Step s (0-based) of this beam over its rows' logits (rows × vocab, left holding their log-softmax) and, with
-  // coverage, their attention signals (rows × src). Returns true when the beam goes on (its next rows are
-  // parents[0 .. rows) in its own numbering), false when it is done.
-  bool advance(int s, float* logits, const float* attention, std::size_t vocab, std::size_t src) {
-    const bool want_coverage = !cov.empty();
     // The 2k best candidates in walk order are all the walk can use: it stops after k of either kind.
     top.clear();
     const std::size_t keep = 2 * k;
     for (std::size_t i = 0; i < rows; ++i) {
-      float* row = logits + i * vocab;
+      float* row = logits.data() + i * vocab;
       kernels::log_softmax(row, vocab);
       const float base = score[i];
       for (std::size_t w = 0; w < vocab; ++w) {
@@ -207,13 +206,14 @@ struct Beam {
         top[pos] = c;
       }
     }
-    const bool last = s + 1 == params->max_new_tokens;
+
+    const bool last = t == limit;
     std::size_t n_next = 0;
     for (const Candidate& c : top) {
       const std::size_t i = c.flat / vocab;
       const int w = static_cast<int>(c.flat % vocab);
       float* into = nullptr;  // the candidate's coverage: its row's plus this step's signal
-      if (w == params->eos_id || last) {
+      if (w == params.eos_id || last) {
         finished.push_back({s, static_cast<int>(i), w, c.value});
         into = want_coverage ? finished_cov.data() + (finished.size() - 1) * src : nullptr;
       } else {
@@ -225,142 +225,55 @@ struct Beam {
       }
       if (into != nullptr) {
         std::copy_n(cov.data() + i * src, src, into);
-        const float* a = attention + i * src;
+        const float* a = attention.data() + i * src;
         for (std::size_t p = 0; p < src; ++p) into[p] += a[p];
       }
       if (finished.size() == k || n_next == k) break;
     }
-    if (finished.size() >= k || last || n_next == 0) return false;
+    if (finished.size() >= k || last || n_next == 0) break;
+    parents.resize(n_next);  // within the capacity reserved above: no allocation
+    model.reorder(parents);
+    parents.resize(k);
     rows = n_next;
     score.swap(next_score);
     cov.swap(next_cov);
     std::copy_n(next_token.data(), rows, prev.data());
-    return true;
   }
 
-  // The choice among the finished hypotheses and one backtrack to its tokens and model rows.
-  SearchResult result(std::size_t src) const {
-    SearchResult r;
-    if (finished.empty()) return r;  // max_new_tokens == 0
-    const bool want_coverage = !cov.empty();
-    std::size_t best = 0;
-    double best_value = 0;
-    for (std::size_t j = 0; j < finished.size(); ++j) {
-      const double length = static_cast<double>(finished[j].step + 1);
-      const double lp = std::pow((5.0 + length) / 6.0, params->alpha);
-      const double value = static_cast<double>(finished[j].score) / lp +
-                           coverage_penalty(want_coverage ? finished_cov.data() + j * src : nullptr,
-                                            want_coverage ? src : 0, params->coverage_beta);
-      if (j == 0 || value > best_value) {
-        best = j;
-        best_value = value;
-      }
+  SearchResult result;
+  if (finished.empty()) return result;  // max_new_tokens == 0
+  std::size_t best = 0;
+  double best_value = 0;
+  for (std::size_t j = 0; j < finished.size(); ++j) {
+    const double length = static_cast<double>(finished[j].step + 1);
+    const double lp = std::pow((5.0 + length) / 6.0, params.alpha);
+    const double value = static_cast<double>(finished[j].score) / lp +
+                         coverage_penalty(want_coverage ? finished_cov.data() + j * src : nullptr,
+                                                   want_coverage ? src : 0, params.coverage_beta);
+    if (j == 0 || value > best_value) {
+      best = j;
+      best_value = value;
     }
-    // Backtrack: row i at step s was fed fed[s][i] (the token its parent chose at step s − 1).
-    const Finished& f = finished[best];
-    const std::size_t n = static_cast<std::size_t>(f.step) + 1;
-    r.tokens.assign(n, 0);
-    r.rows.assign(n, 0);
-    r.tokens[n - 1] = f.token;
-    int row = f.row;
-    for (std::size_t s = n - 1;; --s) {
-      const std::size_t e = begin[s] + static_cast<std::size_t>(row);
-      r.rows[s] = model_row[e];
-      if (s == 0) break;
-      r.tokens[s - 1] = fed[e];
-      row = parent_of[e];
-    }
-    r.score = f.score;
-    r.normalised = best_value;
-    r.finished = r.tokens.back() == params->eos_id;
-    r.hypotheses = static_cast<int>(finished.size());
-    return r;
   }
-};
-
-}  // namespace
-
-std::vector<SearchResult> beam_search_many(StepModel& model, const std::vector<SearchParams>& params) {
-  const std::size_t n = params.size();
-  require(model.rows() == n, "search: beam_search_many needs one model row per beam, the model holds " +
-                                 std::to_string(model.rows()) + " for " + std::to_string(n));
-  require(model.vocab_size() > 0, "search: the model has an empty vocabulary");
-  const std::size_t vocab = model.vocab_size();
-  const std::size_t src = model.source_length();
-  bool want_coverage = false;
-  std::size_t most_rows = 0;
-  int steps = 0;
-  for (const SearchParams& p : params) {
-    require(p.num_beams >= 1, "search: num_beams must be >= 1, got " + std::to_string(p.num_beams));
-    require(p.max_new_tokens >= 0, "search: max_new_tokens must be >= 0, got " + std::to_string(p.max_new_tokens));
-    require(p.eos_id >= 0 && static_cast<std::size_t>(p.eos_id) < vocab,
-            "search: eos id " + std::to_string(p.eos_id) + " is outside the vocabulary");
-    require(std::isfinite(p.alpha) && std::isfinite(p.coverage_beta),
-            "search: alpha and coverage_beta must be finite numbers");
-    want_coverage = want_coverage || p.coverage_beta != 0.0;
-    most_rows += static_cast<std::size_t>(p.num_beams);
-    steps = std::max(steps, p.max_new_tokens);
+  // Backtrack: row i at step s was fed fed[s][i] (the token its parent chose at step s − 1).
+  const Finished& f = finished[best];
+  const std::size_t n = static_cast<std::size_t>(f.step) + 1;
+  result.tokens.assign(n, 0);
+  result.rows.assign(n, 0);
+  result.tokens[n - 1] = f.token;
+  int row = f.row;
+  for (std::size_t s = n - 1;; --s) {
+    result.rows[s] = row;
+    if (s == 0) break;
+    const std::size_t e = begin[s] + static_cast<std::size_t>(row);
+    result.tokens[s - 1] = fed[e];
+    row = parent_of[e];
   }
-  // The coverage signal is one source's (StepModel::source_length): a single beam only.
-  require(!want_coverage || n == 1, "search: a coverage penalty needs one beam per search, got " + std::to_string(n));
-
-  std::vector<Beam> beams;
-  beams.reserve(n);
-  for (const SearchParams& p : params) beams.emplace_back(p, src, want_coverage);
-  std::vector<int> prev(most_rows), parents;
-  parents.reserve(most_rows);
-  std::vector<float> logits(most_rows * vocab), attention(want_coverage ? most_rows * src : 0);
-  // Beams allowed no token at all never run.
-  std::size_t rows = n;
-  for (Beam& b : beams) b.done = b.params->max_new_tokens == 0;
-  if (std::any_of(beams.begin(), beams.end(), [](const Beam& b) { return b.done; })) {
-    for (std::size_t j = 0; j < n; ++j)
-      if (!beams[j].done) parents.push_back(static_cast<int>(j));
-    if (parents.empty()) steps = 0;
-    else if (parents.size() < n) model.reorder(parents);
-    rows = parents.size();
-  }
-  for (int s = 0; s < steps; ++s) {
-    // Every live beam's rows, in order, are the model's rows.
-    std::size_t at = 0;
-    for (Beam& b : beams) {
-      if (b.done) continue;
-      b.offset = at;
-      b.begin.push_back(b.fed.size());
-      for (std::size_t r = 0; r < b.rows; ++r) {
-        b.parent_of.push_back(s == 0 ? -1 : b.parents[r]);
-        b.fed.push_back(b.prev[r]);
-        b.model_row.push_back(static_cast<int>(at + r));
-        prev[at + r] = b.prev[r];
-      }
-      at += b.rows;
-    }
-    if (want_coverage) std::fill(attention.begin(), attention.begin() + static_cast<std::ptrdiff_t>(rows * src), 0.0f);
-    model.step(prev.data(), logits.data(), want_coverage ? attention.data() : nullptr);
-    parents.clear();
-    for (Beam& b : beams) {
-      if (b.done) continue;
-      if (!b.advance(s, logits.data() + b.offset * vocab, want_coverage ? attention.data() + b.offset * src : nullptr,
-                     vocab, src)) {
-        b.done = true;
-        continue;
-      }
-      for (std::size_t r = 0; r < b.rows; ++r) parents.push_back(static_cast<int>(b.offset) + b.parents[r]);
-    }
-    if (parents.empty()) break;
-    model.reorder(parents);  // within the capacity reserved above: no allocation
-    rows = parents.size();
-  }
-  std::vector<SearchResult> out;
-  out.reserve(n);
-  for (const Beam& b : beams) out.push_back(b.result(src));
-  return out;
-}
-
-SearchResult beam_search(StepModel& model, const SearchParams& params) {
-  check_start(model, params);
-  require(params.num_beams >= 1, "search: num_beams must be >= 1, got " + std::to_string(params.num_beams));
-  return std::move(beam_search_many(model, {params}).front());
+  result.score = f.score;
+  result.normalised = best_value;
+  result.finished = result.tokens.back() == params.eos_id;
+  result.hypotheses = static_cast<int>(finished.size());
+  return result;
 }
 
 SearchResult search(StepModel& model, const SearchParams& params) {

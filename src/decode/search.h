@@ -70,12 +70,6 @@ std::vector<SearchResult> greedy_search_many(StepModel& model, const std::vector
                                              int eos_id);
 // Beam search as specified above (model must hold 1 row; it is reordered as the beam evolves).
 SearchResult beam_search(StepModel& model, const SearchParams& params);
-// Several independent beam searches at once (a list of sentences, models/seq2seq.h start_many): the model holds one
-// row per entry of params, in order, and every step runs all live rows of all beams together, each beam's rows
-// contiguous and in beam order; each beam is searched exactly as beam_search searches it alone (same rule, same
-// float sums) and leaves the model's rows (reorder) when it ends. Result i's `rows` are model rows at each step.
-// A coverage penalty needs a single beam (the model's attention signal is one source's).
-std::vector<SearchResult> beam_search_many(StepModel& model, const std::vector<SearchParams>& params);
 // Either of the two, by params.num_beams.
 SearchResult search(StepModel& model, const SearchParams& params);
 

@@ -264,12 +264,7 @@ void linear_packed(std::size_t m, const float* x, std::size_t ldx, const PackedM
     const float* data = w.data.data() + j0 * w.cols;
     const float* b = bias ? bias + j0 : nullptr;
     std::size_t i = 0;
-    for (; i + 4 <= m; i += 4) {  // rows four at a time, then a pair: the weights are read once for all of them
-      const float* xs[4] = {x + i * ldx, x + (i + 1) * ldx, x + (i + 2) * ldx, x + (i + 3) * ldx};
-      float* ys[4] = {y + i * ldy + j0, y + (i + 1) * ldy + j0, y + (i + 2) * ldy + j0, y + (i + 3) * ldy + j0};
-      t.gemv_packed4(rows, w.cols, xs, data, ys, b, act);
-    }
-    for (; i + 2 <= m; i += 2)
+    for (; i + 2 <= m; i += 2)  // rows in pairs: the weights are read once for both
       t.gemv_packed2(rows, w.cols, x + i * ldx, x + (i + 1) * ldx, data, y + i * ldy + j0, y + (i + 1) * ldy + j0,
                      b, act);
     if (i < m) t.gemv_packed(rows, w.cols, x + i * ldx, data, y + i * ldy + j0, b, act);

@@ -32,9 +32,6 @@ struct KernelTable {
   // The same for two rows xa, xb with one pass over the weights; each row's bits equal gemv_packed's.
   void (*gemv_packed2)(std::size_t n, std::size_t k, const float* xa, const float* xb, const float* panels,
                        float* ya, float* yb, const float* bias, Activation act);
-  // The same for four rows x[0..3] → y[0..3]; each row's bits equal gemv_packed's.
-  void (*gemv_packed4)(std::size_t n, std::size_t k, const float* const* x, const float* panels, float* const* y,
-                       const float* bias, Activation act);
   float (*dot)(const float* a, const float* b, std::size_t n);
   void (*axpy)(float alpha, const float* x, float* y, std::size_t n);
   void (*add)(const float* x, float* y, std::size_t n);

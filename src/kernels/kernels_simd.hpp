@@ -358,9 +358,8 @@ void gemv_nt(std::size_t n, std::size_t k, const float* x, const float* b, std::
 // y = act(B·x + bias) with B in panels of kPanel outputs, k-major (kernels.h). Per panel, for every p: one
 // broadcast of x[p] and kPanel/W loads, straight down the panel; even and odd p go to two sets of accumulators
 // (SSE2/WASM: 4 chains of 4 lanes, AVX2: 2 of 8), so the adds' latency overlaps. No horizontal sums.
-// gemv_packed2 does two rows with one pass over the weights (a beam's rows), gemv_packed4 four (a beam of four, a
-// list's rows): each row's sums are formed in exactly the same order as gemv_packed's, so a row gives the same bits
-// alone, paired or in a quad.
+// gemv_packed2 does two rows with one pass over the weights (a beam's rows): each row's sums are formed in
+// exactly the same order as gemv_packed's, so a row gives the same bits alone or paired.
 template <class Arch>
 void store_panel(const Batch<Arch>* even, const Batch<Arch>* odd, std::size_t j0, std::size_t n, float* y,
                  const float* bias, Activation act) {
@@ -446,50 +445,6 @@ void gemv_packed2(std::size_t n, std::size_t k, const float* xa, const float* xb
     }
     store_panel<Arch>(ea, oa, j0, n, ya, bias, act);
     store_panel<Arch>(eb, ob, j0, n, yb, bias, act);
-  }
-}
-
-// Four rows: one vector of the panel at a time (4 rows × even/odd = 8 accumulators, within SSE2's and WASM's 16
-// registers; the pair kernel's layout for four rows would need 16 and spill), so the panel (k·kPanel floats, in L1)
-// is streamed from memory once for the four rows. Per row and lane the chains are gemv_packed's.
-template <class Arch>
-void gemv_packed4(std::size_t n, std::size_t k, const float* const* x, const float* panels, float* const* y,
-                  const float* bias, Activation act) {
-  using B = Batch<Arch>;
-  constexpr std::size_t w = B::size;
-  constexpr std::size_t V = kPanel / w;
-  const std::size_t k2 = k - k % 2;
-  const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-  for (std::size_t j0 = 0; j0 < n; j0 += kPanel) {
-    const float* q = panels + j0 * k;
-    B even[4][V], odd[4][V];
-    for (std::size_t v = 0; v < V; ++v) {
-      B e0(0.0f), e1(0.0f), e2(0.0f), e3(0.0f), o0(0.0f), o1(0.0f), o2(0.0f), o3(0.0f);
-      const float* qv = q + v * w;
-      std::size_t p = 0;
-      for (; p < k2; p += 2) {
-        const B we = B::load_unaligned(qv + p * kPanel);
-        e0 = xsimd::fma(B(x0[p]), we, e0);
-        e1 = xsimd::fma(B(x1[p]), we, e1);
-        e2 = xsimd::fma(B(x2[p]), we, e2);
-        e3 = xsimd::fma(B(x3[p]), we, e3);
-        const B wo = B::load_unaligned(qv + (p + 1) * kPanel);
-        o0 = xsimd::fma(B(x0[p + 1]), wo, o0);
-        o1 = xsimd::fma(B(x1[p + 1]), wo, o1);
-        o2 = xsimd::fma(B(x2[p + 1]), wo, o2);
-        o3 = xsimd::fma(B(x3[p + 1]), wo, o3);
-      }
-      if (p < k) {
-        const B we = B::load_unaligned(qv + p * kPanel);
-        e0 = xsimd::fma(B(x0[p]), we, e0);
-        e1 = xsimd::fma(B(x1[p]), we, e1);
-        e2 = xsimd::fma(B(x2[p]), we, e2);
-        e3 = xsimd::fma(B(x3[p]), we, e3);
-      }
-      even[0][v] = e0, even[1][v] = e1, even[2][v] = e2, even[3][v] = e3;
-      odd[0][v] = o0, odd[1][v] = o1, odd[2][v] = o2, odd[3][v] = o3;
-    }
-    for (std::size_t r = 0; r < 4; ++r) store_panel<Arch>(even[r], odd[r], j0, n, y[r], bias, act);
   }
 }
 
@@ -942,7 +897,6 @@ KernelTable make_kernel_table() {
   t.gemv_nt = &gemv_nt<Arch>;
   t.gemv_packed = &gemv_packed<Arch>;
   t.gemv_packed2 = &gemv_packed2<Arch>;
-  t.gemv_packed4 = &gemv_packed4<Arch>;
   t.dot = &dot<Arch>;
   t.axpy = &axpy<Arch>;
   t.add = &add<Arch>;

@@ -218,11 +218,8 @@ class RowSources {
   }
   std::size_t count() const { return encs_.size(); }
   std::size_t max_S() const { return max_S_; }
-  // Floats one step records at most: every row of a beam over one source, one row per source of a greedy list, or
-  // (a list's beams) `rows` rows of at most the longest source each.
-  std::size_t floats_per_step(std::size_t rows) const {
-    return encs_.size() == 1 || rows > encs_.size() ? rows * max_S_ : sum_S_;
-  }
+  // Floats one step records at most: every row of a beam over one source, or one row per source of a list.
+  std::size_t floats_per_step(std::size_t rows) const { return encs_.size() == 1 ? rows * max_S_ : sum_S_; }
   void reorder(const std::vector<int>& parents) {
     spare_.resize(parents.size());
     for (std::size_t r = 0; r < parents.size(); ++r) spare_[r] = of_row_[static_cast<std::size_t>(parents[r])];

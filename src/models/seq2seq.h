@@ -50,8 +50,7 @@ class Seq2SeqModel {
   virtual bool decodes_sources_together() const { return false; }
   // Several sources decoded together: a decoder holding one row per source, in order, each row reading its own
   // source — every layer of a step takes all the rows at once, and each row's numbers are the bits it would have
-  // alone (decode::greedy_search_many; with beams, reorder() fans each source's row out into its beam's rows,
-  // decode::beam_search_many). traces[i] (null: none) gets source i's encoder maps. No coverage signal
+  // alone (decode::greedy_search_many). traces[i] (null: none) gets source i's encoder maps. No coverage signal
   // (step()'s attention must be null). Models that cannot return null: the caller decodes the sources one by one.
   virtual std::unique_ptr<Seq2SeqDecoder> start_many(const std::vector<std::vector<int>>& srcs,
                                                       const std::vector<AttentionTrace*>& traces) const {
