@@ -26,7 +26,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <list>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tiny_bundles.h"
@@ -187,6 +190,41 @@ std::string edit_header(const std::string& file, const std::vector<std::array<st
   return out + h + data;
 }
 
+// The weights synthesised for a (template, edited config), kept for the inputs that repeat it: a mutation that
+// touches only the knob or the tensor and header edits keeps the config, and synthesis is deterministic (the same
+// construction attempts, the same errors, the same tensors), so repeating it checks nothing new — and it was most
+// of the time of the slowest inputs (a config with more layers than its template gains one missing tensor per
+// construction attempt, up to 80 attempts).
+struct Synthesised {
+  std::map<std::string, fuzz::TensorSpec> tensors;
+  std::string weights;
+  bool constructs = false;  // the synthesis' last round built the model
+};
+
+class SynthesisCache {
+ public:
+  const Synthesised* find(const std::string& key) {
+    const auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);  // most recently used first
+    return &it->second->second;
+  }
+  void put(const std::string& key, Synthesised value) {
+    if (value.weights.size() > kMaxBytes || index_.count(key) != 0) return;
+    order_.emplace_front(key, std::move(value));
+    index_[key] = order_.begin();
+    if (order_.size() > kEntries) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  static constexpr std::size_t kEntries = 64, kMaxBytes = std::size_t{4} << 20;
+  std::list<std::pair<std::string, Synthesised>> order_;
+  std::unordered_map<std::string, std::list<std::pair<std::string, Synthesised>>::iterator> index_;
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -221,19 +259,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& [name, text] : fuzz::family_files(family)) files.emplace(name, text);
 
   // Weights synthesised for the edited config (the template's own, when it names mobilenet-v2), then edited.
+  static SynthesisCache cache;
+  const std::string key = std::to_string(t) + '\n' + config;
   fuzz::Model built;
-  std::map<std::string, fuzz::TensorSpec> tensors = fuzz::base_tensors(t);
-  std::string weights = family == fuzz::Family::encoder ? fuzz::write_safetensors(tensors)
-                                                        : fuzz::weights_for(config, files, tensors, 80, &built);
+  std::map<std::string, fuzz::TensorSpec> tensors;
+  std::string weights;
+  bool constructs = false;
+  if (family == fuzz::Family::encoder) {
+    tensors = fuzz::base_tensors(t);
+    weights = fuzz::write_safetensors(tensors);
+  } else if (const Synthesised* hit = cache.find(key)) {
+    tensors = hit->tensors;
+    weights = hit->weights;
+    constructs = hit->constructs;
+  } else {
+    tensors = fuzz::base_tensors(t);
+    weights = fuzz::weights_for(config, files, tensors, 80, &built);
+    constructs = built.family != fuzz::Family::other;
+    cache.put(key, {tensors, weights, constructs});
+  }
   if (!tensor_edits.empty()) {
     for (const auto& e : tensor_edits) edit_tensors(tensors, e[0], e[1], e[2], e[3]);
     weights = fuzz::write_safetensors(tensors);
   }
   if (!header_edits.empty()) weights = edit_header(weights, header_edits);
   if (tensor_edits.empty() && header_edits.empty() && family != fuzz::Family::encoder) {
-    // The weights are those of the synthesis' last round: it built this very model, or every round failed and a
-    // construct() here would fail the same way (construction is deterministic). Run what it built.
-    if (built.family != fuzz::Family::other) fuzz::ok_or_error([&] { fuzz::run(built, knob); });
+    // The weights are those of the synthesis' last round: it built this very model (run it), or every round failed
+    // and a construct() here would fail the same way (construction is deterministic: nothing to run).
+    if (!constructs) return 0;
+    fuzz::ok_or_error([&] {
+      if (built.family == fuzz::Family::other) built = fuzz::construct(config, weights, files);  // (a cached synthesis)
+      fuzz::run(built, knob);
+    });
     return 0;
   }
   fuzz::ok_or_error([&] {
