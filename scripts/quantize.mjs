@@ -8,11 +8,17 @@
 //   node scripts/quantize.mjs models/de-en-general /tmp/int8/de-en-general
 //
 // Per-output-row symmetric quantisation, as the engine's kernels::pack_rows(..., Precision::int8) does it:
-// s = fround(max|w_row| / 127), q = round-half-even(w / s) clamped to [-127, 127]. The tensor NAME is stored as I8
+// s = fround(max|w_row| / 127), q = round-half-even(w / s) clamped to [-127, 127]. Where the source bundle has an
+// int8-codes.safetensors (models/training/captioning/quantize_calibrated.py: GPTQ rounding calibrated on training
+// images, for the captioner and its encoder), each matrix it lists takes its codes from there instead, with the same
+// scales: the format is the same, the codes are chosen so that each product's error is small rather than each
+// weight's (the captioner's int8 captions match float32's more often; its MODEL_CARD.md). Such a bundle is then no
+// longer the same model as its float32 bundle loaded with "weight_precision": "int8" (which rounds to nearest). The tensor NAME is stored as I8
 // [rows, cols] and NAME.qscale as F32 [rows]; io::Bundle::tensor reads back q·s. config.json gets
 // "weight_precision": "int8" (so the engine keeps a decoding step's weights as int8) and the folder its own
 // manifest.json. Vocabulary files, LICENSE and MODEL_CARD.md are copied; the float32 goldens are not (int8 is
 // tested against them with a stated tolerance). No dependencies: `npm pack` runs it for the package's bundles.
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,13 +48,40 @@ export function quantizeRows(w, rows, cols) {
 }
 
 export const MIN_VALUES = 1024; // io::kInt8MinValues
+export const CODES_FILE = 'int8-codes.safetensors';
+
+/** The calibrated codes beside a bundle's weights (CODES_FILE), or null: name -> { shape, q: Int8Array }. They must
+ * have been made for these weights: their metadata's weights_sha256 is the weights file's. */
+function readCodes(src, weightsBytes) {
+  const file = path.join(src, CODES_FILE);
+  if (!existsSync(file)) return null;
+  const { header, metadata, data } = parseSafetensors(new Uint8Array(readFileSync(file)));
+  const digest = createHash('sha256').update(weightsBytes).digest('hex');
+  if (metadata.weights_sha256 !== digest) {
+    throw new Error(`${file} was made for other weights (weights_sha256 ${metadata.weights_sha256 ?? 'missing'}, the ` +
+      `weights file's is ${digest}): run models/training/captioning/quantize_calibrated.py again, or delete it`);
+  }
+  const codes = new Map();
+  for (const [name, entry] of Object.entries(header)) {
+    if (entry.dtype !== 'I8') throw new Error(`${file}: ${name} is ${entry.dtype}, expected I8 codes`);
+    const [b, e] = entry.data_offsets;
+    const q = new Int8Array(data.buffer, data.byteOffset + b, e - b);
+    if (q.length !== entry.shape.reduce((x, y) => x * y, 1)) throw new Error(`${file}: ${name}'s bytes do not fit its shape`);
+    if (q.some((v) => v === -128)) throw new Error(`${file}: ${name} has the code -128 (codes are in [-127, 127])`);
+    codes.set(name, { shape: entry.shape, q });
+  }
+  return codes;
+}
 
 export function quantizeBundle(src, out) {
   const config = JSON.parse(readFileSync(path.join(src, 'config.json'), 'utf8'));
   if (config.weight_precision === 'int8') throw new Error(`${src} is already int8`);
-  const { header, metadata, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(src, config.weights))));
+  const weightsBytes = new Uint8Array(readFileSync(path.join(src, config.weights)));
+  const { header, metadata, data } = parseSafetensors(weightsBytes);
+  const codes = readCodes(src, weightsBytes);
   const entries = [];
   let int8Values = 0;
+  let calibrated = 0;
   let keptValues = 0;
   for (const [name, entry] of Object.entries(header)) {
     const count = entry.shape.reduce((a, b) => a * b, 1);
@@ -58,8 +91,18 @@ export function quantizeBundle(src, out) {
     // are. (Keeping the depthwise and 3×3 ones float was measured too: test BLEU-4 21.24 against 21.39 this way.)
     const conv = config.architecture === 'mobilenet-v2' && entry.shape.length === 4 && !(`${name}_scale` in header);
     if ((entry.shape.length === 2 || conv) && ['F32', 'F16', 'BF16'].includes(entry.dtype) && count >= MIN_VALUES) {
-      const { q, scale } = quantizeRows(floatValues(entry, data), entry.shape[0], count / entry.shape[0]);
-      entries.push([name, 'I8', entry.shape, new Uint8Array(q.buffer)]);
+      const { q: nearest, scale } = quantizeRows(floatValues(entry, data), entry.shape[0], count / entry.shape[0]);
+      let q = nearest;
+      const given = codes?.get(name);
+      if (given) {
+        if (given.shape.join('x') !== entry.shape.join('x')) {
+          throw new Error(`${path.join(src, CODES_FILE)}: ${name} is [${given.shape}], the weights [${entry.shape}]`);
+        }
+        q = given.q;
+        codes.delete(name);
+        calibrated++;
+      }
+      entries.push([name, 'I8', entry.shape, new Uint8Array(q.buffer, q.byteOffset, q.byteLength)]);
       entries.push([`${name}.qscale`, 'F32', [entry.shape[0]], new Uint8Array(scale.buffer)]);
       int8Values += count;
     } else {
@@ -67,18 +110,20 @@ export function quantizeBundle(src, out) {
       keptValues += count;
     }
   }
+  if (codes?.size) throw new Error(`${path.join(src, CODES_FILE)}: no int8 matrix named ${[...codes.keys()][0]}`);
   mkdirSync(out, { recursive: true });
-  const weights = writeSafetensors(entries, { ...metadata, quantization: 'int8 per-row symmetric (scripts/quantize.mjs)' });
+  const how = calibrated ? `, ${calibrated} matrices with the codes of ${CODES_FILE}` : '';
+  const weights = writeSafetensors(entries, { ...metadata, quantization: `int8 per-row symmetric (scripts/quantize.mjs${how})` });
   writeFileSync(path.join(out, config.weights), weights);
   const outConfig = { ...config, weight_precision: 'int8',
     weights_dtype: `I8 (weights, F32 scale per row / output channel) + ${config.weights_dtype ?? 'F32'}` };
   writeFileSync(path.join(out, 'config.json'), `${JSON.stringify(outConfig, null, 2)}\n`);
   for (const f of readdirSync(src)) {
-    if (f === 'config.json' || f === config.weights || f === 'manifest.json' || f.startsWith('golden')) continue;
+    if (f === 'config.json' || f === config.weights || f === 'manifest.json' || f === CODES_FILE || f.startsWith('golden')) continue;
     if (statSync(path.join(src, f)).isFile()) copyFileSync(path.join(src, f), path.join(out, f));
   }
   writeManifest(out);
-  return { int8Values, keptValues, bytesIn: statSync(path.join(src, config.weights)).size, bytesOut: weights.length };
+  return { int8Values, keptValues, calibrated, bytesIn: statSync(path.join(src, config.weights)).size, bytesOut: weights.length };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
@@ -88,6 +133,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     process.exit(2);
   }
   const r = quantizeBundle(argv[0], argv[1]);
-  console.log(`${argv[0]} -> ${argv[1]}: ${r.int8Values} values int8, ${r.keptValues} kept; weights ` +
+  console.log(`${argv[0]} -> ${argv[1]}: ${r.int8Values} values int8${r.calibrated ? ` (${r.calibrated} matrices calibrated)` : ''}, ${r.keptValues} kept; weights ` +
     `${(r.bytesIn / 1e6).toFixed(1)} MB -> ${(r.bytesOut / 1e6).toFixed(1)} MB`);
 }

@@ -4,14 +4,16 @@
 // re-packing may move a scale by its last bit).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { pipeline } from '../../wasm/index.js';
-import { quantizeBundle, quantizeRows } from '../../scripts/quantize.mjs';
+import { CODES_FILE, quantizeBundle, quantizeRows } from '../../scripts/quantize.mjs';
 import { checkManifest } from '../../scripts/bundle-digests.mjs';
+import { floatValues, parseSafetensors, writeSafetensors } from '../../scripts/safetensors.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,6 +26,57 @@ test('quantizeRows: s = max|row| / 127, codes rounded half to even, an all-zero 
   assert.equal(q[6], 127);
   assert.ok(q[7] === -64 || q[7] === -63);
   assert.equal(q[8], 0);
+});
+
+// Calibrated codes (int8-codes.safetensors beside the weights, models/training/captioning/quantize_calibrated.py):
+// a made-up bundle with one 32×40 matrix; the codes given are taken as they are, with quantizeRows' scales, and a codes
+// file that does not fit the weights is refused, naming the file and the tensor.
+test('quantizeBundle takes the codes of int8-codes.safetensors and refuses codes that do not fit', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'attnlens-int8-codes-'));
+  const src = path.join(dir, 'src');
+  const f32 = (a) => new Uint8Array(a.buffer);
+  const w = Float32Array.from({ length: 32 * 40 }, (_, i) => Math.sin(i * 0.7) * (1 + (i % 40) / 10));
+  const bias = new Float32Array(32).fill(0.5);
+  let digest = '';
+  const writeCodes = (entries, meta = { weights_sha256: digest }) => writeFileSync(path.join(src, CODES_FILE), writeSafetensors(entries, meta));
+  try {
+    mkdirSync(src);
+    writeFileSync(path.join(src, 'config.json'), JSON.stringify({ architecture: 'test', weights: 'weights.safetensors' }));
+    writeFileSync(path.join(src, 'weights.safetensors'), writeSafetensors([['m.weight', 'F32', [32, 40], f32(w)],
+      ['m.bias', 'F32', [32], f32(bias)]], {}));
+    digest = createHash('sha256').update(readFileSync(path.join(src, 'weights.safetensors'))).digest('hex');
+    const nearest = quantizeRows(w, 32, 40);
+    const given = Int8Array.from(nearest.q, (v, i) => (i % 3 === 0 ? Math.max(-127, Math.min(127, v + 1)) : v));
+    writeCodes([['m.weight', 'I8', [32, 40], new Uint8Array(given.buffer)]]);
+    const r = quantizeBundle(src, path.join(dir, 'out'));
+    assert.equal(r.calibrated, 1);
+    const { header, metadata, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(dir, 'out', 'weights.safetensors'))));
+    const [b, e] = header['m.weight'].data_offsets;
+    assert.deepEqual(Array.from(new Int8Array(data.slice(b, e).buffer)), Array.from(given));
+    assert.deepEqual(Array.from(floatValues(header['m.weight.qscale'], data)), Array.from(nearest.scale));
+    assert.equal(header['m.bias'].dtype, 'F32');
+    assert.match(metadata.quantization, /1 matrices with the codes of int8-codes\.safetensors/);
+    assert.throws(() => statSync(path.join(dir, 'out', CODES_FILE)), /ENOENT/, 'the codes file is not copied');
+    assert.deepEqual(checkManifest(path.join(dir, 'out')), []);
+
+    writeCodes([['m.weight', 'I8', [40, 32], new Uint8Array(given.buffer)]]);
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out2')), /int8-codes\.safetensors: m\.weight is \[40,32\], the weights \[32,40\]/);
+    const low = Int8Array.from(given);
+    low[5] = -128;
+    writeCodes([['m.weight', 'I8', [32, 40], new Uint8Array(low.buffer)]]);
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out3')), /m\.weight has the code -128/);
+    writeCodes([['m.weight', 'I8', [32, 40], new Uint8Array(given.buffer)], ['n.weight', 'I8', [2], new Uint8Array(2)]]);
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out4')), /no int8 matrix named n\.weight/);
+    writeCodes([['m.weight', 'F32', [32, 40], f32(w)]]);
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out5')), /m\.weight is F32, expected I8 codes/);
+    // codes made for other weights (the bundle re-exported since): refused, naming both digests
+    writeCodes([['m.weight', 'I8', [32, 40], new Uint8Array(given.buffer)]], { weights_sha256: '0'.repeat(64) });
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out6')), new RegExp(`made for other weights \\(weights_sha256 0{64}, the weights file's is ${digest}\\)`));
+    writeCodes([['m.weight', 'I8', [32, 40], new Uint8Array(given.buffer)]], {});
+    assert.throws(() => quantizeBundle(src, path.join(dir, 'out7')), /weights_sha256 missing/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('an int8 bundle written by scripts/quantize.mjs loads by path and translates like precision: int8', async () => {
@@ -70,9 +123,12 @@ test('the int8 captioner and its int8 encoder bundle load by path; alpha stays w
     const enc = quantizeBundle(`${ROOT}models/flickr8k-mobilenet-encoder`, path.join(dir, 'flickr8k-mobilenet-encoder'));
     assert.ok(enc.int8Values > 2_000_000, `${enc.int8Values} encoder values int8`);
     assert.ok(enc.bytesOut < 0.6 * enc.bytesIn, `encoder weights ${enc.bytesIn} -> ${enc.bytesOut} bytes`);
-    quantizeBundle(`${ROOT}models/flickr8k-mobilenet`, path.join(dir, 'flickr8k-mobilenet'));
+    const dec = quantizeBundle(`${ROOT}models/flickr8k-mobilenet`, path.join(dir, 'flickr8k-mobilenet'));
+    // both take the committed calibrated codes (quantize_calibrated.py): every int8 matrix of the decoder, every
+    // convolution of the encoder of at least 1024 weights
+    assert.equal(dec.calibrated, 9);
+    assert.equal(enc.calibrated, 48);
     for (const b of ['flickr8k-mobilenet', 'flickr8k-mobilenet-encoder']) assert.deepEqual(checkManifest(path.join(dir, b)), []);
-    const { parseSafetensors } = await import('../../scripts/safetensors.mjs');
     const { header } = parseSafetensors(new Uint8Array(readFileSync(path.join(dir, 'flickr8k-mobilenet-encoder', 'weights.safetensors'))));
     assert.equal(header['features.18.0.weight'].dtype, 'I8');
     assert.deepEqual(header['features.18.0.weight.qscale'].shape, [1280]);

@@ -372,6 +372,31 @@ def check_context_output():
     assert ref.lstm.weight_ih.shape == (28, 11) and ref.fc.weight.shape == (12, 7)
 
 
+def check_gptq_codes():
+    """quantize_calibrated.gptq_codes: with H = I (inputs that do not vary together) it is round to nearest; with
+    correlated inputs its product error is below round to nearest's, the codes stay in [-127, 127] and the scales are
+    quantize.mjs's."""
+    import quantize_calibrated as qc
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((24, 64)).astype(np.float32)
+    s = qc.row_scales(w)
+    assert np.array_equal(s, (np.abs(w).max(1) / np.float32(127)).astype(np.float32))
+    rtn = np.clip(np.round(w / s[:, None]), -127, 127)
+    q = qc.gptq_codes(w, np.eye(64), s, damp=0.0)
+    assert np.array_equal(q, rtn), np.abs(q - rtn).max()
+    x = rng.standard_normal((4000, 8)) @ rng.standard_normal((8, 64)) + 0.1 * rng.standard_normal((4000, 64))
+    h = torch.tensor(x.T @ x)
+    q = qc.gptq_codes(w, h, s)
+    assert q.dtype == np.int8 and q.min() >= -127 and q.max() <= 127
+    e_rtn = qc.product_error(w, rtn, s, h)
+    e_gptq = qc.product_error(w, q, s, h)
+    assert e_gptq < 0.5 * e_rtn, (e_gptq, e_rtn)
+    w[:, 3] = 0.0  # a column no input reaches (H_33 = 0): round to nearest there
+    h[3, :] = 0.0
+    h[:, 3] = 0.0
+    assert np.array_equal(qc.gptq_codes(w, h, s)[:, 3], np.zeros(24))
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):
