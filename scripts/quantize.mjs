@@ -13,11 +13,12 @@
 // images, for the captioner and its encoder), each matrix it lists takes its codes from there instead, with the same
 // scales: the format is the same, the codes are chosen so that each product's error is small rather than each
 // weight's (the captioner's int8 captions match float32's more often; its MODEL_CARD.md). Such a bundle is then no
-// longer the same model as its float32 bundle loaded with "weight_precision": "int8" (which rounds to nearest). The tensor NAME is stored as I8
-// [rows, cols] and NAME.qscale as F32 [rows]; io::Bundle::tensor reads back q·s. config.json gets
-// "weight_precision": "int8" (so the engine keeps a decoding step's weights as int8) and the folder its own
-// manifest.json. Vocabulary files, LICENSE and MODEL_CARD.md are copied; the float32 goldens are not (int8 is
-// tested against them with a stated tolerance). No dependencies: `npm pack` runs it for the package's bundles.
+// longer the same model as its float32 bundle loaded with "weight_precision": "int8" (which rounds to nearest).
+// The tensor NAME is stored as I8 [rows, cols] and NAME.qscale as F32 [rows]; io::Bundle::tensor reads back q·s.
+// config.json gets "weight_precision": "int8" (so the engine keeps a decoding step's weights as int8) and the folder
+// its own manifest.json. Vocabulary files, LICENSE and MODEL_CARD.md are copied; the float32 goldens and the codes
+// file are not (int8 is tested against the goldens with a stated tolerance). No dependencies: `npm pack` runs it for
+// the package's bundles.
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
