@@ -25,7 +25,7 @@ flickr8k-mobilenet are all zeros) get round to nearest. Deterministic (one threa
 the same bytes.
 
 What it buys (models/flickr8k-mobilenet/MODEL_CARD.md "int8"): per matrix, the calibration error of the product falls
-1.3–50×, printed here; and the int8 captioner's captions match float32's more often.
+1.3–53×, printed here; and the int8 captioner's captions match float32's more often.
 """
 import argparse
 import hashlib
