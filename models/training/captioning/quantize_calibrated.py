@@ -43,6 +43,7 @@ from PIL import Image
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bundle  # noqa: E402
+from evaluate_engine import read_captions  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
 import text  # noqa: E402
@@ -132,16 +133,6 @@ def calibration_images(data_dir, n, seed=0):
     names = [ln.strip() for ln in open(os.path.join(data_dir, "flickr8k", "Flickr_8k.trainImages.txt")) if ln.strip()]
     pick = np.random.default_rng(seed).choice(len(names), n, replace=False)
     return [names[i] for i in sorted(pick)]
-
-
-def read_captions(data_dir):
-    caps = {}
-    for ln in open(os.path.join(data_dir, "flickr8k", "Flickr8k.token.txt")):
-        ln = ln.rstrip("\n")
-        if ln:
-            key, cap = ln.split("\t", 1)
-            caps.setdefault(key.rsplit("#", 1)[0], []).append(cap)
-    return caps
 
 
 @torch.no_grad()
