@@ -145,6 +145,28 @@ void run_all(const Options& opt) {
       report("gemv_packed_int8", 1, n, kk, ti, opt);
     }
   }
+  // Many rows through one weight (the relation classifier's pair product, the captioner's grid projection,
+  // MobileNetV2's 1×1 convolutions): the float32 GEMM the float models use against int8 codes (linear_packed,
+  // four rows a pass), alternating sample by sample. Small inputs (k = 16) are where the int8 path loses.
+  if (enabled(opt, "rows_int8")) {
+    struct Shape {
+      std::size_t m, n, k;
+    };
+    for (const Shape& s : {Shape{400, 128, 128}, Shape{121, 256, 1282}, Shape{484, 576, 96}, Shape{1936, 96, 16}}) {
+      std::vector<float> a(s.m * s.k), b(s.n * s.k), c(s.m * s.n), bias(s.n);
+      fill(a, gen);
+      fill(b, gen);
+      const k::PackedMatrix i8 = k::pack_rows(s.n, s.k, b.data(), s.k, k::Precision::int8);
+      const auto [tf, ti] = time_alternating(
+          [&] {
+            k::gemm_nt_bias_act(s.m, s.n, s.k, a.data(), s.k, b.data(), s.k, c.data(), s.n, bias.data(),
+                                k::Activation::relu);
+          },
+          [&] { k::linear_packed(s.m, a.data(), s.k, i8, bias.data(), c.data(), s.n, k::Activation::relu); }, opt);
+      report("rows_gemm_nt_f32", s.m, s.n, s.k, tf, opt);
+      report("rows_packed_int8", s.m, s.n, s.k, ti, opt);
+    }
+  }
   if (enabled(opt, "gemm512")) {  // a larger square GEMM, to show the blocking beyond L2
     const std::size_t m = 512, n = 512, kk = 512;
     std::vector<float> a(m * kk), b(kk * n), c(m * n);
@@ -173,7 +195,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--backend auto|sse2|avx2+fma] [--reps N] [--quick] [--only "
-                   "gemm|gemm_nt|gemv|gemv_nt|gemv_int8|gemm512]\n");
+                   "gemm|gemm_nt|gemv|gemv_nt|gemv_int8|rows_int8|gemm512]\n");
       return 2;
     }
   }

@@ -358,6 +358,70 @@ TEST_SUITE("sentiment") {
     run_golden_parity("sst2-relation", false);
   }
 
+  // int8 weights (config "weight_precision": "int8", as scripts/quantize.mjs writes it): the golden cases through
+  // the int8 model. Not a parity check — int8 changes the numbers — but a bound on how much, against the float32
+  // PyTorch goldens: probabilities and every attention weight; the label wherever PyTorch's probability of it is
+  // above 0.6. The measured figures are printed; the bounds hold them with a margin of about 2×.
+  TEST_CASE("sst2 models: int8 weights stay within their stated deviation of the float32 goldens") {
+    struct Bound {
+      std::string name;
+      double prob, map;
+    };
+    for (const Bound& bound : {Bound{"sst2-selfattn", 6e-3, 0.02},     // measured 3.0e-3, 0.011
+                               Bound{"sst2-relation", 1.5e-3, 4e-3}}) {  // measured 6.6e-4, 2.0e-3
+      const std::string& name = bound.name;
+      CAPTURE(name);
+      const std::string dir = model_dir(name);
+      json config = json::parse(read_text(dir + "config.json"));
+      config["weight_precision"] = "int8";
+      const auto bundle = attnlens::io::Bundle::from_memory(config.dump(), read_bytes(dir + "weights.safetensors"), {}, name);
+      REQUIRE(bundle.weight_precision() == attnlens::kernels::Precision::int8);
+      const auto model = attnlens::models::SentimentModel::from_bundle(bundle);
+      const auto float32 = attnlens::models::SentimentModel::from_bundle(attnlens::io::Bundle::load(dir));
+      const json golden = json::parse(read_text(dir + "golden.json"));
+      const auto gst = attnlens::io::SafeTensors::load(dir + "golden.safetensors");
+      double prob_max = 0, map_max = 0, map_sum = 0, moved = 0;
+      std::size_t map_count = 0, confident = 0, agree = 0;
+      for (std::size_t ci = 0; ci < golden.at("cases").size(); ++ci) {
+        const auto& c = golden.at("cases")[ci];
+        const std::string key = "case" + std::to_string(ci) + "/";
+        const auto ids = c.at("ids").get<std::vector<int>>();
+        const auto f = model->forward(ids);
+        const GoldenTensor p = golden_tensor(gst, key + "probabilities");
+        const GoldenTensor a = golden_tensor(gst, key + "attention");
+        REQUIRE(f.probabilities.size() == p.data.size());
+        REQUIRE(f.attention.data.size() == a.data.size());
+        for (std::size_t i = 0; i < p.data.size(); ++i)
+          prob_max = std::max(prob_max, std::fabs(static_cast<double>(f.probabilities[i]) - p.data[i]));
+        for (std::size_t i = 0; i < a.data.size(); ++i) {
+          const double d = std::fabs(static_cast<double>(f.attention.data[i]) - a.data[i]);
+          map_max = std::max(map_max, d);
+          map_sum += d;
+          ++map_count;
+        }
+        const auto best = [](const auto& v) { return std::max_element(v.begin(), v.end()) - v.begin(); };
+        if (*std::max_element(p.data.begin(), p.data.end()) > 0.6f) {
+          ++confident;
+          agree += best(f.probabilities) == best(p.data);
+        }
+        // The int8 run is not the float32 one: its numbers moved.
+        const auto g = float32->forward(ids);
+        for (std::size_t i = 0; i < g.sentence_embedding.size(); ++i)
+          moved = std::max(moved, std::fabs(static_cast<double>(f.sentence_embedding[i]) - g.sentence_embedding[i]));
+      }
+      MESSAGE(name << " int8 against the float32 goldens: probabilities max |Δ| " << prob_max << "; attention max |Δ| "
+                   << map_max << ", mean |Δ| " << map_sum / static_cast<double>(std::max<std::size_t>(map_count, 1))
+                   << " over " << map_count << " weights; label " << agree << "/" << confident
+                   << " confident cases; sentence vector moved by up to " << moved << " from float32");
+      CHECK(map_count > 0);
+      CHECK(confident > 0);
+      CHECK(agree == confident);
+      CHECK(prob_max <= bound.prob);
+      CHECK(map_max <= bound.map);
+      CHECK(moved > 0.0);
+    }
+  }
+
   TEST_CASE("raw text is tokenized the SST-2 way; unknown words are visible as <unk>") {
     const auto clf = SentimentClassifier::load(model_dir("sst2-selfattn"));
     const json golden = json::parse(read_text(model_dir("sst2-selfattn") + "golden.json"));
