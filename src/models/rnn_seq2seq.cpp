@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "nn/embedding_projection.h"
 #include "nn/gru.h"
+#include "nn/linear.h"
 #include "nn/lstm.h"
 
 namespace attnlens::models {
@@ -283,7 +284,7 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
                         {encoder_.cell(0).bias_ih, encoder_.cell(1).bias_ih}, 3 * H);
     init_w_ = b.tensor("init_proj.weight", {Dh, H});
     init_b_ = b.tensor("init_proj.bias", {Dh});
-    key_w_ = b.tensor("attn_key.weight", {A, 2 * H});
+    keys_ = nn::Linear(b, "attn_key.weight", A, 2 * H);
     const std::vector<float> query_w = b.tensor("attn_query.weight", {A, Dh});
     query_p_ = kernels::pack_rows(A, Dh, query_w.data(), Dh, b.weight_precision());
     query_b_ = b.tensor("attn_query.bias", {A});
@@ -407,7 +408,7 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
     std::vector<float> h_n(2 * H);
     encoder_.forward_projected(proj.data(), S, enc.memory.data(), nullptr, h_n.data());
     enc.keys.resize(S * attn_);
-    kernels::gemm_nt(S, attn_, 2 * H, enc.memory.data(), 2 * H, key_w_.data(), 2 * H, enc.keys.data(), attn_);
+    keys_.forward(S, enc.memory.data(), 2 * H, enc.keys.data(), attn_);  // (S, A) = memory W_kᵀ
     // s_0 = tanh(W_init h<-_1 + b_init): the backward direction's final state (after the first token).
     enc.s0.resize(Dh);
     kernels::gemv_nt(Dh, H, h_n.data() + H, init_w_.data(), H, enc.s0.data());
@@ -419,7 +420,8 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
   RnnCommon c_;
   std::size_t dec_hidden_ = 0, attn_ = 0;
   nn::Gru encoder_, decoder_;
-  std::vector<float> init_w_, init_b_, key_w_, query_b_, v_, readout_b_;
+  std::vector<float> init_w_, init_b_, query_b_, v_, readout_b_;
+  nn::Linear keys_;                            // W_k (A, 2H): the attention keys of the encoder states
   kernels::PackedMatrix query_p_, readout_p_;  // (A, Dh), (e, Dh + 2H + e): read every step
   WordSplitInput context_;                     // the decoder cell's input projection
 };
@@ -453,7 +455,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
     }
     const nn::LstmCellWeights first = decoder_.front().cell(0);  // x_t = [E y_{t−1}; htilde_{t−1}]
     feed_.build(c_, 4 * D_, 2 * e, first.weight_ih, first.bias, b.weight_precision());
-    attn_w_ = b.tensor("attn_w.weight", {D_, D_});
+    keys_ = nn::Linear(b, "attn_w.weight", D_, D_);
     const std::vector<float> combine_w = b.tensor("attn_combine.weight", {e, 2 * D_});
     combine_p_ = kernels::pack_rows(e, 2 * D_, combine_w.data(), 2 * D_, b.weight_precision());
     b.check_all_tensors_used();
@@ -572,7 +574,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
     std::vector<float> h_n(2 * H), c_n(2 * H);
     encoder_.forward_projected(proj.data(), S, enc.memory.data(), nullptr, nullptr, h_n.data(), c_n.data());
     enc.keys.resize(S * D);
-    kernels::gemm_nt(S, D, D, enc.memory.data(), D, attn_w_.data(), D, enc.keys.data(), D);
+    keys_.forward(S, enc.memory.data(), D, enc.keys.data(), D);  // (S, D) = memory W_aᵀ
     enc.h0 = h_n;  // [h_fwd_last; h_bwd_first]: h_n is (2, H) = exactly that concatenation
     enc.c0 = c_n;
     return enc;
@@ -582,7 +584,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
   std::size_t D_ = 0;
   nn::Lstm encoder_;
   std::vector<nn::Lstm> decoder_;
-  std::vector<float> attn_w_;
+  nn::Linear keys_;                  // W_a (D, D): keys = W_a hbar_i, once per source
   kernels::PackedMatrix combine_p_;  // (e, 2D): read every step
   WordSplitInput feed_;              // the first decoder layer's input projection
 };

@@ -165,12 +165,7 @@ RelationClassifier::RelationClassifier(const io::Bundle& b) {
   const std::size_t e2 = 2 * emb_dim_;
   g1_w_ = b.tensor("g_fc1.weight", {rel_hidden_, e2});  // kept whole: [h × 2E], halves read with ldb = 2E
   g1_b_ = b.tensor("g_fc1.bias", {rel_hidden_});
-  g2_w_ = b.tensor("g_fc2.weight", {rel_hidden_, rel_hidden_});
-  g2_b_ = b.tensor("g_fc2.bias", {rel_hidden_});
-  if (b.weight_precision() == kernels::Precision::int8) {
-    g2_int8_ = kernels::pack_rows(rel_hidden_, rel_hidden_, g2_w_.data(), rel_hidden_, kernels::Precision::int8);
-    g2_w_ = {};
-  }
+  g2_ = nn::Linear(b, "g_fc2.weight", rel_hidden_, rel_hidden_, "g_fc2.bias");
   a1_w_ = b.tensor("att_fc1.weight", {att_hidden_, e2});
   a1_b_ = b.tensor("att_fc1.bias", {att_hidden_});
   a2_w_ = b.tensor("att_fc2.weight", {1, att_hidden_});
@@ -217,10 +212,7 @@ SentimentForward RelationClassifier::forward(const std::vector<int>& ids) const 
       for (std::size_t k = 0; k < h; ++k) row[k] = left[k] + right[k];
     }
     kernels::vrelu(f1.data(), f1.size());
-    if (g2_int8_.empty())
-      kernels::gemm_nt_bias_act(t, h, h, f1.data(), h, g2_w_.data(), h, f2.data(), h, g2_b_.data(), Activation::relu);
-    else
-      kernels::linear_packed(t, f1.data(), h, g2_int8_, g2_b_.data(), f2.data(), h, Activation::relu);
+    g2_.forward(t, f1.data(), h, f2.data(), h, Activation::relu);  // (T, h); int8 codes with int8 weights
     kernels::gemv(h, t, alpha + i * t, f2.data(), h, r.data());  // r_i = Σ_j α_ij g_ij
     kernels::add(r.data(), sum.data(), h);
   }

@@ -34,6 +34,7 @@
 #include "io/bundle.h"
 #include "kernels/kernels.h"
 #include "nn/embedding_projection.h"
+#include "nn/linear.h"
 #include "nn/lstm.h"
 #include "trace/trace.h"
 
@@ -109,10 +110,7 @@ class RelationClassifier : public SentimentModel {
  private:
   std::size_t rel_hidden_ = 0, att_hidden_ = 0;
   std::vector<float> g1_w_, g1_b_;  // [h × 2E] (columns :E act on x_i, E: on x_j), [h]
-  std::vector<float> g2_w_, g2_b_;  // [h × h], [h]
-  // With int8 weights (config "weight_precision": "int8") g_fc2, the product over every word pair (most of the
-  // model's multiply-adds), runs on int8 codes instead (kernels::linear_packed): 1.6× the float GEMM in WASM.
-  kernels::PackedMatrix g2_int8_;
+  nn::Linear g2_;                   // g_fc2 [h × h]: the product over every word pair, most of the multiply-adds
   std::vector<float> a1_w_, a1_b_;  // [d_a × 2E], [d_a]
   std::vector<float> a2_w_;         // [d_a]
   float a2_b_ = 0.0f;

@@ -1,0 +1,25 @@
+#include "nn/linear.h"
+
+namespace attnlens::nn {
+
+Linear::Linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
+               const std::string& bias_name)
+    : out_(out), in_(in) {
+  std::vector<float> w = b.tensor(name, {out, in});
+  if (b.weight_precision() == kernels::Precision::int8)
+    codes_ = kernels::pack_rows(out, in, w.data(), in, kernels::Precision::int8);
+  else
+    w_ = std::move(w);
+  if (!bias_name.empty()) bias_ = b.tensor(bias_name, {out});
+}
+
+void Linear::forward(std::size_t m, const float* x, std::size_t ldx, float* y, std::size_t ldy,
+                     kernels::Activation act) const {
+  const float* bias = bias_.empty() ? nullptr : bias_.data();
+  if (int8())
+    kernels::linear_packed(m, x, ldx, codes_, bias, y, ldy, act);
+  else
+    kernels::gemm_nt_bias_act(m, out_, in_, x, ldx, w_.data(), in_, y, ldy, bias, act);
+}
+
+}  // namespace attnlens::nn
