@@ -6,7 +6,8 @@ Linear::Linear(const io::Bundle& b, const std::string& name, std::size_t out, st
                const std::string& bias_name)
     : out_(out), in_(in) {
   std::vector<float> w = b.tensor(name, {out, in});
-  if (b.weight_precision() == kernels::Precision::int8)
+  // The matrices an int8 bundle stores as codes (io::kInt8MinValues and up; smaller ones stay float there too).
+  if (b.weight_precision() == kernels::Precision::int8 && out * in >= io::kInt8MinValues)
     codes_ = kernels::pack_rows(out, in, w.data(), in, kernels::Precision::int8);
   else
     w_ = std::move(w);

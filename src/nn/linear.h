@@ -4,7 +4,8 @@
 //
 // float32 weights go through the blocked GEMM (kernels::gemm_nt_bias_act: the goldens' arithmetic). With int8
 // weights (config "weight_precision": "int8") the layer keeps only the int8 codes of W (kernels.h, Precision::int8:
-// one scale per output row, each input row quantised to int16 codes, exact integer sums) and multiplies through
+// one scale per output row, each input row quantised to int16 codes, exact integer sums; a matrix of fewer than
+// io::kInt8MinValues weights stays float32, as in an int8 bundle) and multiplies through
 // kernels::linear_packed, four rows per pass over the codes: 1.4–1.9× the float32 GEMM in WASM on the models'
 // shapes with at least 96 inputs (`bench_kernels --only rows_int8`, bench/README.md). The result for a row does not
 // depend on the other rows in either path.

@@ -3,6 +3,7 @@
 // and compiled to WASM under Node).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include "common.h"
 #include "io/bundle.h"
 #include "io/safetensors.h"
+#include "kernels/kernels.h"
+#include "nn/linear.h"
 
 using attnlens::io::Bundle;
 using attnlens::io::SafeTensors;
@@ -219,6 +222,49 @@ TEST_SUITE("io.bundle") {
     CHECK(error_of([&] { Bundle::from_memory(R"({"architecture": "test-tiny", "weight_precision": "int4"})",
                                              assemble(tiny_tensors()), {}, "p").weight_precision(); })
               .find("\"weight_precision\" must be \"f32\" or \"int8\"") != std::string::npos);
+  }
+
+  // nn::Linear takes the bundle's precision: the float32 GEMM, or only the int8 codes of a matrix the int8 bundle
+  // would store as codes, multiplied through the int8 product — each the same bits as that kernel called directly,
+  // and a row the same alone as among others.
+  TEST_CASE("nn::Linear: float32 GEMM, or int8 codes by the bundle's weight precision") {
+    namespace k = attnlens::kernels;
+    const std::size_t out = 40, in = 32, m = 7;  // 1280 weights: at least io::kInt8MinValues
+    std::vector<float> w(out * in), bias(out), small(4 * 8, 0.5f), x(m * in);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * static_cast<float>(i)) * 0.8f;
+    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * static_cast<float>(i) - 0.2f;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * static_cast<float>(i) + 0.3f);
+    const std::vector<Fixture> tensors = {{"w", "F32", {out, in}, bytes_of<float>(w)},
+                                          {"b", "F32", {out}, bytes_of<float>(bias)},
+                                          {"small", "F32", {4, 8}, bytes_of<float>(small)}};
+    const Bundle f32 = Bundle::from_memory(R"({"architecture": "test-tiny"})", assemble(tensors), {}, "f");
+    const Bundle int8 =
+        Bundle::from_memory(R"({"architecture": "test-tiny", "weight_precision": "int8"})", assemble(tensors), {}, "q");
+
+    const attnlens::nn::Linear lf(f32, "w", out, in, "b"), lq(int8, "w", out, in, "b");
+    CHECK_FALSE(lf.int8());
+    CHECK(lq.int8());
+    CHECK_FALSE(attnlens::nn::Linear(int8, "small", 4, 8).int8());  // 32 weights: float in an int8 bundle too
+
+    std::vector<float> yf(m * out), yq(m * out), ref(m * out), one(out);
+    lf.forward(m, x.data(), in, yf.data(), out, k::Activation::relu);
+    k::gemm_nt_bias_act(m, out, in, x.data(), in, w.data(), in, ref.data(), out, bias.data(), k::Activation::relu);
+    CHECK(yf == ref);
+
+    lq.forward(m, x.data(), in, yq.data(), out, k::Activation::relu);
+    const std::vector<float> rounded = int8.tensor("w", {out, in});  // the codes times their scales
+    const k::PackedMatrix codes = k::pack_rows(out, in, rounded.data(), in, k::Precision::int8);
+    k::linear_packed(m, x.data(), in, codes, bias.data(), ref.data(), out, k::Activation::relu);
+    CHECK(yq == ref);
+    CHECK(yq != yf);  // the int8 product is not the float one
+    double worst = 0;
+    for (std::size_t i = 0; i < yq.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(yq[i] - yf[i])));
+    MESSAGE("nn::Linear int8 against float32: max abs difference " << worst);
+    CHECK(worst < 0.05);  // |Σ x (w − q·s)| ≤ Σ|x|·s/2 with s ≤ 0.8/127: at most ~0.1, typically far less
+    for (std::size_t r = 0; r < m; ++r) {
+      lq.forward(1, x.data() + r * in, in, one.data(), out, k::Activation::relu);
+      CHECK(std::equal(one.begin(), one.end(), yq.begin() + static_cast<std::ptrdiff_t>(r * out)));
+    }
   }
 
   TEST_CASE("missing tensor, wrong shape and wrong dtype name the file and the tensor") {
