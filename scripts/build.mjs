@@ -43,14 +43,16 @@ const TREES = {
   fuzz: { dir: 'build-fuzz', configure: ['cmake', ['-DCMAKE_CXX_COMPILER=clang++', '-DATTNLENS_FUZZ=ON', '-DATTNLENS_WERROR=OFF']] },
 };
 
-/** Configures `kind` when it has never been configured, then builds it (all targets, or only `targets`). The
+/** Configures `kind` when it has never been configured (or its last configure failed: a cache but no build files,
+ * as a missing package leaves it), then builds it (all targets, or only `targets`). The
  * `wasm` kind also builds the threaded module (`wasm-mt`), which the package loads where threads can run. */
 export function buildTree(kind, { targets = [] } = {}) {
   const tree = TREES[kind];
   if (!tree) throw new Error(`unknown build '${kind}'; expected one of: ${Object.keys(TREES).join(', ')}`);
   if (kind === 'wasm') buildTree('wasm-mt');
   if (targets.length === 0 && tree.targets) targets = tree.targets;
-  if (!existsSync(path.join(ROOT, tree.dir, 'CMakeCache.txt'))) {
+  const configured = ['Makefile', 'build.ninja'].some((f) => existsSync(path.join(ROOT, tree.dir, f)));
+  if (!configured || !existsSync(path.join(ROOT, tree.dir, 'CMakeCache.txt'))) {
     const [cmd, pre] = tree.configure;
     run(cmd, [...pre, '-S', '.', '-B', tree.dir, '-DCMAKE_BUILD_TYPE=Release']);
   }
