@@ -108,7 +108,8 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
 // Beam search exactly as models/training/translation/decoding.py specifies it (what the engine implements):
 // candidates cand[i,w] = score_i + logp (float32 sums), walked by descending value, ties by ascending flat index
 // i·V + w; </s> (or anything at the last step) goes to `finished`, the rest to the next beam, each up to k; the
-// choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties to the earliest. The KV cache
+// choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties to the earliest (the search
+// stops as soon as that choice is made, as the engine's does). The KV cache
 // rows are gathered in JS after each step (each live hypothesis' parent row). With maps, each step's rows are kept
 // and the chosen hypothesis' rows (the row that produced each of its tokens) are gathered into its [T,T] / [T,S]
 // maps at the end (per-hypothesis maps, as the pipeline returns them).
@@ -124,6 +125,7 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
   const V = meta.vocab_size;
   const maxPositions = 256;
   const f32 = Math.fround;
+  const lp = (length) => ((5 + length) / 6) ** alpha; // GNMT length penalty
 
   // rows `sel` of a [N, ...] float32 tensor
   const gather = (tensor, sel) => {
@@ -204,6 +206,14 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
         }
       }
       if (finished.length >= beam || last || next.length === 0) break;
+      // The engine's early stop (src/decode/search.h), so that both sides run the same steps: stop once no live
+      // hypothesis can still be chosen (its score only falls; its value is at most score / the largest lp ahead).
+      if (finished.length > 0) {
+        const bestValue = Math.max(...finished.map((h) => h.score / lp(h.tokens.length)));
+        const lpA = lp(t + 1);
+        const lpB = lp(limit);
+        if (next.every((h) => h.score / (h.score <= 0 ? Math.max(lpA, lpB) : Math.min(lpA, lpB)) <= bestValue)) break;
+      }
       const sel = next.map((h) => h.parent);
       for (let l = 0; l < L; l++) {
         feeds[`past_k_${l}`] = gather(r[`present_k_${l}`], sel);
@@ -214,7 +224,7 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
     let best = null;
     let bestValue = -Infinity;
     for (const h of finished) {
-      const v = h.score / ((5 + h.tokens.length) / 6) ** alpha;
+      const v = h.score / lp(h.tokens.length);
       if (best === null || v > bestValue) {
         best = h;
         bestValue = v;

@@ -172,6 +172,20 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   std::vector<float> finished_cov(want_coverage ? k * src : 0);
   std::vector<Candidate> top;
   top.reserve(2 * k + 1);
+  // The choice so far: the finished hypothesis with the highest score / lp(L) + cp, ties → the earliest finished
+  // (each one is considered once, in order of finishing, after its coverage is complete).
+  const auto lp = [&](double length) { return std::pow((5.0 + length) / 6.0, params.alpha); };
+  std::size_t best = 0;
+  double best_value = 0;
+  const auto consider = [&](std::size_t j) {
+    const double value = static_cast<double>(finished[j].score) / lp(static_cast<double>(finished[j].step + 1)) +
+                         coverage_penalty(want_coverage ? finished_cov.data() + j * src : nullptr,
+                                          want_coverage ? src : 0, params.coverage_beta);
+    if (j == 0 || value > best_value) {
+      best = j;
+      best_value = value;
+    }
+  };
 
   std::size_t rows = 1;
   score[0] = 0;
@@ -213,7 +227,8 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
       const std::size_t i = c.flat / vocab;
       const int w = static_cast<int>(c.flat % vocab);
       float* into = nullptr;  // the candidate's coverage: its row's plus this step's signal
-      if (w == params.eos_id || last) {
+      const bool ends = w == params.eos_id || last;
+      if (ends) {
         finished.push_back({s, static_cast<int>(i), w, c.value});
         into = want_coverage ? finished_cov.data() + (finished.size() - 1) * src : nullptr;
       } else {
@@ -228,9 +243,24 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
         const float* a = attention.data() + i * src;
         for (std::size_t p = 0; p < src; ++p) into[p] += a[p];
       }
+      if (ends) consider(finished.size() - 1);
       if (finished.size() == k || n_next == k) break;
     }
     if (finished.size() >= k || last || n_next == 0) break;
+    // Stop as soon as no live row can still win (the choice is then already made; see search.h): a row of score S
+    // ends at a length L in [t + 1, limit] with a score S' <= S (log-probabilities are <= 0), hence a value
+    // S'/lp(L) + cp <= S / lp_max when S <= 0 and cp <= 0 (beta >= 0). Ties keep the earlier hypothesis, so a
+    // bound equal to the best value cannot win either; a NaN anywhere keeps the search going.
+    if (!finished.empty() && params.coverage_beta >= 0) {
+      const double lp_a = lp(static_cast<double>(t + 1)), lp_b = lp(static_cast<double>(limit));
+      bool can_win = false;
+      for (std::size_t r = 0; r < n_next && !can_win; ++r) {
+        const double score_r = static_cast<double>(next_score[r]);
+        const double bound = score_r / (score_r <= 0 ? std::max(lp_a, lp_b) : std::min(lp_a, lp_b));
+        can_win = !(bound <= best_value);
+      }
+      if (!can_win) break;
+    }
     parents.resize(n_next);  // within the capacity reserved above: no allocation
     model.reorder(parents);
     parents.resize(k);
@@ -242,19 +272,6 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
 
   SearchResult result;
   if (finished.empty()) return result;  // max_new_tokens == 0
-  std::size_t best = 0;
-  double best_value = 0;
-  for (std::size_t j = 0; j < finished.size(); ++j) {
-    const double length = static_cast<double>(finished[j].step + 1);
-    const double lp = std::pow((5.0 + length) / 6.0, params.alpha);
-    const double value = static_cast<double>(finished[j].score) / lp +
-                         coverage_penalty(want_coverage ? finished_cov.data() + j * src : nullptr,
-                                                   want_coverage ? src : 0, params.coverage_beta);
-    if (j == 0 || value > best_value) {
-      best = j;
-      best_value = value;
-    }
-  }
   // Backtrack: row i at step s was fed fed[s][i] (the token its parent chose at step s − 1).
   const Finished& f = finished[best];
   const std::size_t n = static_cast<std::size_t>(f.step) + 1;

