@@ -43,51 +43,34 @@ std::size_t positive(const io::Bundle& b, const std::string& key, int max_value 
   return static_cast<std::size_t>(v);
 }
 
-// How a layer's weight is kept: packed only (`step`: the decoder step's layers, one or a few rows at a time), or
-// packed and as is (`both`: the layers over a whole source — the encoder, the cross keys and values — whose short
-// sentences run best through the packed weights and long ones through the float32 GEMM). With int8 weights every
-// layer is packed only: the int8 product, four rows a pass, beats the float32 GEMM on these shapes too (1.4–1.9×
-// in WASM, `bench_kernels --only rows_int8`).
-enum class Layout { step, both };
+// How a layer's weight is kept (nn::Linear::Rows): packed only (`few`: the decoder step's layers, one or a few rows
+// at a time), or packed and as is (`any`: the layers over a whole source — the encoder, the cross keys and values —
+// whose short sentences run best through the packed weights and long ones through the float32 GEMM). With int8
+// weights every layer keeps only its codes: the int8 product, four rows a pass, beats the float32 GEMM on these
+// shapes too (1.4–1.9× in WASM, `bench_kernels --only rows_int8`).
+using Rows = nn::Linear::Rows;
 
 Linear load_linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
-                   Layout layout = Layout::both) {
-  Linear l;
-  l.out = out;
-  l.in = in;
-  l.weight = b.tensor(name + ".weight", {out, in});
-  l.bias = b.tensor(name + ".bias", {out});
-  l.packed = kernels::pack_rows(out, in, l.weight.data(), in, b.weight_precision());
-  if (layout == Layout::step || b.weight_precision() == kernels::Precision::int8) l.weight = std::vector<float>();
-  return l;
+                   Rows rows = Rows::any) {
+  return Linear(b, name + ".weight", out, in, name + ".bias", rows);
 }
 
 Norm load_norm(const io::Bundle& b, const std::string& name, std::size_t d) {
   return Norm{b.tensor(name + ".weight", {d}), b.tensor(name + ".bias", {d})};
 }
 
-// The encoder's attention (`both`) or the decoder's (`step`), whose cross attention (`cross`) computes its keys
-// and values once over the whole source (`both`).
-Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d, Layout layout,
+// The encoder's attention (`any`) or the decoder's (`few`), whose cross attention (`cross`) computes its keys
+// and values once over the whole source (`any`).
+Attention load_attention(const io::Bundle& b, const std::string& name, std::size_t d, Rows rows,
                          bool cross = false) {
-  const Layout kv = cross ? Layout::both : layout;
-  return Attention{load_linear(b, name + ".q_proj", d, d, layout), load_linear(b, name + ".k_proj", d, d, kv),
-                   load_linear(b, name + ".v_proj", d, d, kv), load_linear(b, name + ".out_proj", d, d, layout)};
+  const Rows kv = cross ? Rows::any : rows;
+  return Attention{load_linear(b, name + ".q_proj", d, d, rows), load_linear(b, name + ".k_proj", d, d, kv),
+                   load_linear(b, name + ".v_proj", d, d, kv), load_linear(b, name + ".out_proj", d, d, rows)};
 }
-
-// Up to 8 rows (a short sentence in the encoder) go through the packed weights in pairs; the blocked GEMM, which
-// packs its operands on every call, pays off only for more rows (measured in WASM: one GEMM for 3-8 rows ran short
-// Tatoeba sentences at 0.87x the row-by-row speed).
-constexpr std::size_t kRowByRow = 8;
 
 // y (n, out) = x (n, in) Wᵀ + b, optionally ReLU.
 void linear(const Linear& l, const float* x, std::size_t n, float* y, bool relu = false) {
-  const auto act = relu ? kernels::Activation::relu : kernels::Activation::none;
-  if (!l.packed.empty() && (n <= kRowByRow || l.weight.empty())) {
-    kernels::linear_packed(n, x, l.in, l.packed, l.bias.data(), y, l.out, act);
-    return;
-  }
-  kernels::gemm_nt_bias_act(n, l.out, l.in, x, l.in, l.weight.data(), l.in, y, l.out, l.bias.data(), act);
+  l.forward(n, x, l.in(), y, l.out(), relu ? kernels::Activation::relu : kernels::Activation::none);
 }
 
 // logits (n, V) = y (n, d) Eᵀ
@@ -145,7 +128,7 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
     const std::string p = "encoder_layers." + std::to_string(l);
     EncoderLayer e;
     e.norm1 = load_norm(b, p + ".norm1", d_);
-    e.self_attn = load_attention(b, p + ".self_attn", d_, Layout::both);
+    e.self_attn = load_attention(b, p + ".self_attn", d_, Rows::any);
     e.norm2 = load_norm(b, p + ".norm2", d_);
     e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_);
     e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_);
@@ -156,12 +139,12 @@ TransformerSeq2Seq::TransformerSeq2Seq(const io::Bundle& b) {
     const std::string p = "decoder_layers." + std::to_string(l);
     DecoderLayer e;
     e.norm1 = load_norm(b, p + ".norm1", d_);
-    e.self_attn = load_attention(b, p + ".self_attn", d_, Layout::step);
+    e.self_attn = load_attention(b, p + ".self_attn", d_, Rows::few);
     e.norm2 = load_norm(b, p + ".norm2", d_);
-    e.cross_attn = load_attention(b, p + ".cross_attn", d_, Layout::step, true);
+    e.cross_attn = load_attention(b, p + ".cross_attn", d_, Rows::few, true);
     e.norm3 = load_norm(b, p + ".norm3", d_);
-    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_, Layout::step);
-    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_, Layout::step);
+    e.ff1 = load_linear(b, p + ".ffn.linear1", d_ff_, d_, Rows::few);
+    e.ff2 = load_linear(b, p + ".ffn.linear2", d_, d_ff_, Rows::few);
     dec_.push_back(std::move(e));
   }
   dec_norm_ = load_norm(b, "decoder_norm", d_);

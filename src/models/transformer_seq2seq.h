@@ -24,6 +24,7 @@
 #include "io/bundle.h"
 #include "kernels/kernels.h"
 #include "models/seq2seq.h"
+#include "nn/linear.h"
 
 namespace attnlens::models {
 
@@ -49,12 +50,7 @@ class TransformerSeq2Seq : public Seq2SeqModel {
   std::size_t encoder_layers() const { return enc_.size(); }
   std::size_t decoder_layers() const { return dec_.size(); }
 
-  struct Linear {  // y = x Wᵀ + b
-    std::size_t out = 0, in = 0;
-    std::vector<float> weight;       // (out, in), for the GEMMs over a whole sequence (encoder, cross K/V)
-    kernels::PackedMatrix packed;    // the same packed for one-row products (the decoder step); either or both
-    std::vector<float> bias;         // (out)
-  };
+  using Linear = nn::Linear;  // the encoder's layers and the cross K/V: Rows::any; the decoder step's: Rows::few
   struct Norm {
     std::vector<float> weight, bias;  // (d)
   };

@@ -227,7 +227,7 @@ TEST_SUITE("io.bundle") {
   // nn::Linear takes the bundle's precision: the float32 GEMM, or only the int8 codes of a matrix the int8 bundle
   // would store as codes, multiplied through the int8 product — each the same bits as that kernel called directly,
   // and a row the same alone as among others.
-  TEST_CASE("nn::Linear: float32 GEMM, or int8 codes by the bundle's weight precision") {
+  TEST_CASE("nn::Linear: float32 GEMM or packed rows, or int8 codes by the bundle's weight precision") {
     namespace k = attnlens::kernels;
     const std::size_t out = 40, in = 32, m = 7;  // 1280 weights: at least io::kInt8MinValues
     std::vector<float> w(out * in), bias(out), small(4 * 8, 0.5f), x(m * in);
@@ -264,6 +264,31 @@ TEST_SUITE("io.bundle") {
     for (std::size_t r = 0; r < m; ++r) {
       lq.forward(1, x.data() + r * in, in, one.data(), out, k::Activation::relu);
       CHECK(std::equal(one.begin(), one.end(), yq.begin() + static_cast<std::ptrdiff_t>(r * out)));
+    }
+
+    // Rows::few keeps W packed (the float32 one-row product, kernels::linear_packed), Rows::any both: packed up to
+    // kFewRows rows, the GEMM beyond; int8 keeps only its codes whatever the rows.
+    using Rows = attnlens::nn::Linear::Rows;
+    const std::size_t many = attnlens::nn::Linear::kFewRows + 3;
+    std::vector<float> xm(many * in), got(many * out), want(many * out);
+    for (std::size_t i = 0; i < xm.size(); ++i) xm[i] = std::sin(0.23f * static_cast<float>(i) - 1.0f);
+    const k::PackedMatrix packed = k::pack_rows(out, in, w.data(), in, k::Precision::f32);
+    const attnlens::nn::Linear few(f32, "w", out, in, "b", Rows::few), any(f32, "w", out, in, "b", Rows::any);
+    for (const std::size_t rows : {std::size_t{1}, attnlens::nn::Linear::kFewRows, many}) {
+      CAPTURE(rows);
+      few.forward(rows, xm.data(), in, got.data(), out);
+      k::linear_packed(rows, xm.data(), in, packed, bias.data(), want.data(), out);
+      CHECK(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(rows * out), want.begin()));
+      any.forward(rows, xm.data(), in, got.data(), out);
+      if (rows > attnlens::nn::Linear::kFewRows)
+        k::gemm_nt_bias_act(rows, out, in, xm.data(), in, w.data(), in, want.data(), out, bias.data(),
+                            k::Activation::none);
+      CHECK(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(rows * out), want.begin()));
+      const attnlens::nn::Linear q_few(int8, "w", out, in, "b", Rows::few);
+      CHECK(q_few.int8());
+      q_few.forward(rows, xm.data(), in, got.data(), out);
+      k::linear_packed(rows, xm.data(), in, codes, bias.data(), want.data(), out);
+      CHECK(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(rows * out), want.begin()));
     }
   }
 
