@@ -285,18 +285,14 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
     init_w_ = b.tensor("init_proj.weight", {Dh, H});
     init_b_ = b.tensor("init_proj.bias", {Dh});
     keys_ = nn::Linear(b, "attn_key.weight", A, 2 * H);
-    const std::vector<float> query_w = b.tensor("attn_query.weight", {A, Dh});
-    query_p_ = kernels::pack_rows(A, Dh, query_w.data(), Dh, b.weight_precision());
-    query_b_ = b.tensor("attn_query.bias", {A});
+    query_ = nn::Linear(b, "attn_query.weight", A, Dh, "attn_query.bias", nn::Linear::Rows::few);
     v_ = b.tensor("attn_v.weight", {1, A});
     std::vector<nn::Gru::Direction> cell;
     cell.push_back(load_direction<nn::Gru>(b, "decoder.", "", 3, e + 2 * H, Dh));
     decoder_ = nn::Gru(e + 2 * H, Dh, std::move(cell), b.weight_precision());
     const nn::GruCellWeights first = decoder_.cell(0);  // x_t = [E y_{t−1}; c_t]
     context_.build(c_, 3 * Dh, e + 2 * H, first.weight_ih, first.bias_ih, b.weight_precision());
-    const std::vector<float> readout_w = b.tensor("readout.weight", {e, Dh + 2 * H + e});
-    readout_p_ = kernels::pack_rows(e, Dh + 2 * H + e, readout_w.data(), Dh + 2 * H + e, b.weight_precision());
-    readout_b_ = b.tensor("readout.bias", {e});
+    readout_ = nn::Linear(b, "readout.weight", e, Dh + 2 * H + e, "readout.bias", nn::Linear::Rows::few);
     b.check_all_tensors_used();
   }
 
@@ -343,7 +339,7 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
       scratch_.resize(N * 6 * Dh);
       if (rec_.on()) rec_.next_step();
       // q (N, A) = W_q s + b_q
-      kernels::linear_packed(N, state_.data(), Dh, m_.query_p_, m_.query_b_.data(), q_.data(), A);
+      m_.query_.forward(N, state_.data(), Dh, q_.data(), A);
       for (std::size_t r = 0; r < N; ++r) {
         const Encoded& enc = src_[r];
         const std::size_t S = enc.S;
@@ -369,7 +365,7 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
         std::copy_n(in + e, C, ro + Dh);
         std::copy_n(in, e, ro + Dh + C);
       }
-      kernels::linear_packed(N, readout_in_.data(), Dh + C + e, m_.readout_p_, m_.readout_b_.data(), o_.data(), e);
+      m_.readout_.forward(N, readout_in_.data(), Dh + C + e, o_.data(), e);
       for (std::size_t r = 0; r < N; ++r) kernels::vtanh(o_.data() + r * e, e);  // per row: the bits of one row alone
       m_.c_.output(o_.data(), N, logits);
     }
@@ -420,9 +416,9 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
   RnnCommon c_;
   std::size_t dec_hidden_ = 0, attn_ = 0;
   nn::Gru encoder_, decoder_;
-  std::vector<float> init_w_, init_b_, query_b_, v_, readout_b_;
-  nn::Linear keys_;                            // W_k (A, 2H): the attention keys of the encoder states
-  kernels::PackedMatrix query_p_, readout_p_;  // (A, Dh), (e, Dh + 2H + e): read every step
+  std::vector<float> init_w_, init_b_, v_;
+  nn::Linear keys_;            // W_k (A, 2H): the attention keys of the encoder states
+  nn::Linear query_, readout_;  // (A, Dh), (e, Dh + 2H + e), packed (Rows::few): read every step
   WordSplitInput context_;                     // the decoder cell's input projection
 };
 
@@ -456,8 +452,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
     const nn::LstmCellWeights first = decoder_.front().cell(0);  // x_t = [E y_{t−1}; htilde_{t−1}]
     feed_.build(c_, 4 * D_, 2 * e, first.weight_ih, first.bias, b.weight_precision());
     keys_ = nn::Linear(b, "attn_w.weight", D_, D_);
-    const std::vector<float> combine_w = b.tensor("attn_combine.weight", {e, 2 * D_});
-    combine_p_ = kernels::pack_rows(e, 2 * D_, combine_w.data(), 2 * D_, b.weight_precision());
+    combine_ = nn::Linear(b, "attn_combine.weight", e, 2 * D_, "", nn::Linear::Rows::few);
     b.check_all_tensors_used();
   }
 
@@ -530,7 +525,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
         std::copy_n(h_top, D, cat_.data() + r * 2 * D + D);
       }
       // htilde = tanh(W_c [c_t; h_t]), fed to the next step
-      kernels::linear_packed(N, cat_.data(), 2 * D, m_.combine_p_, nullptr, o_.data(), e);
+      m_.combine_.forward(N, cat_.data(), 2 * D, o_.data(), e);
       for (std::size_t r = 0; r < N; ++r) {
         kernels::vtanh(o_.data() + r * e, e);  // per row: the bits of one row alone
         std::copy_n(o_.data() + r * e, e, state_.data() + r * row_size_ + L * 2 * D);
@@ -585,7 +580,7 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
   nn::Lstm encoder_;
   std::vector<nn::Lstm> decoder_;
   nn::Linear keys_;                  // W_a (D, D): keys = W_a hbar_i, once per source
-  kernels::PackedMatrix combine_p_;  // (e, 2D): read every step
+  nn::Linear combine_;               // W_c (e, 2D), packed (Rows::few): read every step
   WordSplitInput feed_;              // the first decoder layer's input projection
 };
 

@@ -56,16 +56,8 @@ void SentimentModel::load_common(const io::Bundle& b, std::size_t head_in) {
   mlp_hidden_ = config_dim(b, "mlp_hidden");
   num_labels_ = config_labels(b);
   embedding_ = b.tensor("embedding.weight", {vocab_size_, emb_dim_});
-  {
-    const std::vector<float> w = b.tensor("fc.weight", {mlp_hidden_, head_in});
-    fc_p_ = kernels::pack_rows(mlp_hidden_, head_in, w.data(), head_in, b.weight_precision());
-  }
-  fc_b_ = b.tensor("fc.bias", {mlp_hidden_});
-  {
-    const std::vector<float> w = b.tensor("out.weight", {num_labels_, mlp_hidden_});
-    out_p_ = kernels::pack_rows(num_labels_, mlp_hidden_, w.data(), mlp_hidden_, b.weight_precision());
-  }
-  out_b_ = b.tensor("out.bias", {num_labels_});
+  fc_ = nn::Linear(b, "fc.weight", mlp_hidden_, head_in, "fc.bias", nn::Linear::Rows::few);
+  out_ = nn::Linear(b, "out.weight", num_labels_, mlp_hidden_, "out.bias", nn::Linear::Rows::few);
 }
 
 void SentimentModel::check_ids(const std::vector<int>& ids) const {
@@ -90,9 +82,9 @@ void SentimentModel::classify_head(const float* v, SentimentForward& out) const 
   // z = torch.relu(self.fc(m)); logits = self.out(z)   (dropout is training-only)
   // One row: the packed product (a GEMM would repack the 360k-float fc weight for every sentence).
   std::vector<float> z(mlp_hidden_);
-  kernels::linear_packed(1, v, fc_p_.cols, fc_p_, fc_b_.data(), z.data(), mlp_hidden_, kernels::Activation::relu);
+  fc_.forward(1, v, fc_.in(), z.data(), mlp_hidden_, kernels::Activation::relu);
   out.logits.assign(num_labels_, 0.0f);
-  kernels::linear_packed(1, z.data(), mlp_hidden_, out_p_, out_b_.data(), out.logits.data(), num_labels_);
+  out_.forward(1, z.data(), mlp_hidden_, out.logits.data(), num_labels_);
   out.probabilities = out.logits;
   kernels::softmax(out.probabilities.data(), out.probabilities.size());
 }

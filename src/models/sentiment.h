@@ -79,8 +79,7 @@ class SentimentModel {
 
   std::size_t vocab_size_ = 0, emb_dim_ = 0, mlp_hidden_ = 0, num_labels_ = 2;
   std::vector<float> embedding_;    // [V × E]
-  kernels::PackedMatrix fc_p_, out_p_;  // [mlp × in], [labels × mlp], packed: one row per sentence
-  std::vector<float> fc_b_, out_b_;     // [mlp], [labels]
+  nn::Linear fc_, out_;  // [mlp × in], [labels × mlp], packed (Rows::few): one row per sentence
 };
 
 class SelfAttnClassifier : public SentimentModel {

@@ -59,11 +59,8 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.init_c_b_ = t("init_c.bias", {H});
   m.att_feat_w_ = t("att_feat.weight", {A, P});
   m.att_feat_b_ = t("att_feat.bias", {A});
-  {  // the step's products read packed weights (kernels.h)
-    const std::vector<float> w = t("att_hidden.weight", {A, H});
-    m.att_hidden_p_ = kernels::pack_rows(A, H, w.data(), H, b.weight_precision());
-  }
-  m.att_hidden_b_ = t("att_hidden.bias", {A});
+  // The step's products read packed weights (nn::Linear::Rows::few; kernels.h).
+  m.att_hidden_ = nn::Linear(b, prefix + "att_hidden.weight", A, H, prefix + "att_hidden.bias", nn::Linear::Rows::few);
   m.att_score_w_ = t("att_score.weight", {1, A});
   m.att_score_b_ = t("att_score.bias", {1})[0];
   m.gate_w_ = t("gate.weight", {1, H});
@@ -78,18 +75,14 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.lstm_bias_ = t("lstm.bias_ih", {4 * H});
   const std::vector<float> bias_hh = t("lstm.bias_hh", {4 * H});
   kernels::add(bias_hh.data(), m.lstm_bias_.data(), 4 * H);
-  {
-    const std::size_t O = c.context_output ? H + P : H;  // the output layer reads h or [h ; β·z]
-    const std::vector<float> w = t("fc.weight", {V, O});
-    m.fc_p_ = kernels::pack_rows(V, O, w.data(), O, b.weight_precision());
-  }
-  m.fc_b_ = t("fc.bias", {V});
+  const std::size_t O = c.context_output ? H + P : H;  // the output layer reads h or [h ; β·z]
+  m.fc_ = nn::Linear(b, prefix + "fc.weight", V, O, prefix + "fc.bias", nn::Linear::Rows::few);
   return m;
 }
 
 ShowAttendTell::Encoded ShowAttendTell::encode(const float* grid, std::size_t cells) const {
   require(cells >= 1, "show-attend-tell: the feature grid is empty");
-  require(!fc_b_.empty(), "show-attend-tell: the model is not loaded");
+  require(fc_.out() != 0, "show-attend-tell: the model is not loaded");
   const std::size_t bad = first_non_finite(grid, cells * cfg_.feat_dim);
   require(bad == cells * cfg_.feat_dim, "show-attend-tell: the feature grid holds a non-finite value (NaN or Inf) at "
                                         "cell " + std::to_string(bad / cfg_.feat_dim) + ", channel " +
@@ -140,7 +133,7 @@ void ShowAttendTell::attend_rows(const Encoded* const* encs, std::size_t k, cons
   // q (k, A) = W_q h + b_q
   std::vector<float>& q = scratch.q;
   q.resize(k * A);
-  kernels::linear_packed(k, h, H, att_hidden_p_, att_hidden_b_.data(), q.data(), A);
+  att_hidden_.forward(k, h, H, q.data(), A);
   std::vector<float>& tmp = scratch.tmp;
   tmp.resize(L * A);
   std::size_t side = 0;  // the grid's side, when the scores are smoothed over it
@@ -197,14 +190,14 @@ void ShowAttendTell::step_rows(const Encoded* const* encs, std::size_t k, const 
   nn::lstm_cell_step_rows(w, k, x.data(), X, h, H, c, H, gates.data());
   if (!after) {
     // logits (k, V) = W_o h + b_o
-    kernels::linear_packed(k, h, H, fc_p_, fc_b_.data(), logits, V);
+    fc_.forward(k, h, H, logits, V);
   } else {
     // context "output": α, β and z from the new h; logits (k, V) = W_o [h ; β·z] + b_o
     std::vector<float>& out = scratch.out;
     out.resize(k * (H + P));
     for (std::size_t r = 0; r < k; ++r) std::copy_n(h + r * H, H, out.data() + r * (H + P));
     attend_rows(encs, k, h, alpha, out.data() + H, H + P, beta, scratch);
-    kernels::linear_packed(k, out.data(), H + P, fc_p_, fc_b_.data(), logits, V);
+    fc_.forward(k, out.data(), H + P, logits, V);
   }
   // A NaN would make argmax pick word 0 (<pad>) and the beam keep NaN scores: fail instead of captioning garbage.
   if (first_non_finite(logits, k * V) != k * V)

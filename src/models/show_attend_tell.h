@@ -48,6 +48,7 @@
 
 #include "io/bundle.h"
 #include "kernels/kernels.h"
+#include "nn/linear.h"
 #include "nn/lstm.h"
 
 namespace attnlens::models {
@@ -134,8 +135,7 @@ class ShowAttendTell {
   std::vector<float> init_h_w_, init_h_b_;  // [H × P], [H]
   std::vector<float> init_c_w_, init_c_b_;
   std::vector<float> att_feat_w_, att_feat_b_;      // [A × P], [A]
-  kernels::PackedMatrix att_hidden_p_;              // [A × H], packed (as every weight a step reads)
-  std::vector<float> att_hidden_b_;                 // [A]
+  nn::Linear att_hidden_;                           // [A × H], packed (as every weight a step reads)
   std::vector<float> att_score_w_;                  // [A]
   float att_score_b_ = 0;
   std::vector<float> gate_w_;  // [H]
@@ -143,8 +143,7 @@ class ShowAttendTell {
   std::vector<float> embed_;   // [V × M]
   kernels::PackedMatrix lstm_p_ih_, lstm_p_hh_;  // [4H × (M+P)] ([4H × M] with context "output"), [4H × H], packed
   std::vector<float> lstm_bias_;                 // b_ih + b_hh [4H]
-  kernels::PackedMatrix fc_p_;                   // [V × H] ([V × (H+P)] with context "output"), packed
-  std::vector<float> fc_b_;                      // [V]
+  nn::Linear fc_;                                // [V × H] ([V × (H+P)] with context "output"), packed
 };
 
 }  // namespace attnlens::models

@@ -367,8 +367,9 @@ TEST_SUITE("sentiment") {
       std::string name;
       double prob, map;
     };
-    for (const Bound& bound : {Bound{"sst2-selfattn", 6e-3, 0.02},     // measured 3.0e-3, 0.011
-                               Bound{"sst2-relation", 1.5e-3, 4e-3}}) {  // measured 6.6e-4, 2.0e-3
+    // Measured 2026-12-01 (output layers of fewer than io::kInt8MinValues weights stay float32 since, as stored):
+    for (const Bound& bound : {Bound{"sst2-selfattn", 6e-3, 0.02},     // measured 2.3e-3, 0.011 (3.0e-3 before)
+                               Bound{"sst2-relation", 1.5e-3, 4e-3}}) {  // measured 5.6e-4, 2.0e-3 (6.6e-4 before)
       const std::string& name = bound.name;
       CAPTURE(name);
       const std::string dir = model_dir(name);
