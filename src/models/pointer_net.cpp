@@ -63,10 +63,8 @@ PointerNet::PointerNet(const io::Bundle& b) {
     L.out_proj_b = b.tensor(p + "attn.out_proj.bias", {d_});
     L.ln1_g = b.tensor(p + "ln1.weight", {d_});
     L.ln1_b = b.tensor(p + "ln1.bias", {d_});
-    L.ff1_w = b.tensor(p + "ff1.weight", {d_ff_, d_});
-    L.ff1_b = b.tensor(p + "ff1.bias", {d_ff_});
-    L.ff2_w = b.tensor(p + "ff2.weight", {d_, d_ff_});
-    L.ff2_b = b.tensor(p + "ff2.bias", {d_});
+    L.ff1 = nn::Linear(b, p + "ff1.weight", d_ff_, d_, p + "ff1.bias");
+    L.ff2 = nn::Linear(b, p + "ff2.weight", d_, d_ff_, p + "ff2.bias");
     L.ln2_g = b.tensor(p + "ln2.weight", {d_});
     L.ln2_b = b.tensor(p + "ln2.bias", {d_});
   }
@@ -143,10 +141,8 @@ PointerSortForward PointerNet::forward(const std::vector<double>& values, Attent
     for (std::size_t j = 0; j < n; ++j)
       kernels::layer_norm(e.data() + j * d, e.data() + j * d, d, L.ln1_g.data(), L.ln1_b.data(), kLayerNormEps);
     // e = self.ln2(e + self.ff2(F.relu(self.ff1(e))))
-    kernels::gemm_nt_bias_act(n, d_ff_, d, e.data(), d, L.ff1_w.data(), d, f.data(), d_ff_, L.ff1_b.data(),
-                              Activation::relu);
-    kernels::gemm_nt_bias_act(n, d, d_ff_, f.data(), d_ff_, L.ff2_w.data(), d_ff_, g.data(), d, L.ff2_b.data(),
-                              Activation::none);
+    L.ff1.forward(n, e.data(), d, f.data(), d_ff_, Activation::relu);
+    L.ff2.forward(n, f.data(), d_ff_, g.data(), d);
     kernels::add(g.data(), e.data(), n * d);
     for (std::size_t j = 0; j < n; ++j)
       kernels::layer_norm(e.data() + j * d, e.data() + j * d, d, L.ln2_g.data(), L.ln2_b.data(), kLayerNormEps);

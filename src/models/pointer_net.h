@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "io/bundle.h"
+#include "nn/linear.h"
 #include "nn/lstm.h"
 #include "trace/trace.h"
 
@@ -64,7 +65,7 @@ class PointerNet {
   struct Layer {
     std::vector<float> in_proj_w, in_proj_b, out_proj_w, out_proj_b;  // [3d × d], [3d], [d × d], [d]
     std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;                     // [d] each
-    std::vector<float> ff1_w, ff1_b, ff2_w, ff2_b;                     // [F × d], [F], [d × F], [d]
+    nn::Linear ff1, ff2;                                               // [F × d], [d × F] (and biases)
   };
   std::size_t d_ = 0, heads_ = 0, d_ff_ = 0, hidden_ = 0, att_ = 0, max_length_ = 0;
   std::vector<float> embed_w_, embed_b_;  // [d × 1], [d]

@@ -17,12 +17,6 @@ std::size_t config_size(const io::ConfigObject& c, const std::string& key, std::
   return static_cast<std::size_t>(c.integer(key, 1, hi));
 }
 
-// y [rows × out] = act(x [rows × in] Wᵀ + b), W a PyTorch Linear weight [out × in].
-void linear(const float* x, std::size_t rows, std::size_t in, const std::vector<float>& w, const std::vector<float>& b,
-            std::size_t out, float* y) {
-  kernels::gemm_nt_bias_act(rows, out, in, x, in, w.data(), in, y, out, b.data(), kernels::Activation::none);
-}
-
 // Row-major [rows × cols] → [cols × rows].
 std::vector<float> transposed(const std::vector<float>& a, std::size_t rows, std::size_t cols) {
   std::vector<float> t(a.size());
@@ -58,8 +52,7 @@ VqaModel VqaModel::from_bundle(const io::Bundle& b) {
   cfg.num_answers = config_size(c, "num_answers");
   if (c.has("relation_units")) cfg.relation_units = config_size(c, "relation_units", 4096);
   const std::size_t d = cfg.d, k = cfg.k, h = cfg.hidden;
-  m.region_w_ = b.tensor("region.weight", {d, cfg.grid_dim});
-  m.region_b_ = b.tensor("region.bias", {d});
+  m.region_ = nn::Linear(b, "region.weight", d, cfg.grid_dim, "region.bias");
   m.embedding_ = b.tensor("embedding.weight", {cfg.vocab_size, d});
   std::vector<nn::Lstm::Direction> dirs(1);
   dirs[0].weight_ih = b.tensor("lstm.weight_ih_l0", {4 * d, d});
@@ -78,17 +71,13 @@ VqaModel VqaModel::from_bundle(const io::Bundle& b) {
       m.co_[l].w_hq = b.tensor(p + "w_hq", {k});
     }
   }
-  m.fc_w_w_ = b.tensor("fc_w.weight", {h, d});
-  m.fc_w_b_ = b.tensor("fc_w.bias", {h});
-  m.fc_s_w_ = b.tensor("fc_s.weight", {h, d + h + 1});
-  m.fc_s_b_ = b.tensor("fc_s.bias", {h});
+  m.fc_w_ = nn::Linear(b, "fc_w.weight", h, d, "fc_w.bias");
+  m.fc_s_ = nn::Linear(b, "fc_s.weight", h, d + h + 1, "fc_s.bias");
   const std::size_t r = cfg.relation_units;
   if (r > 0) {
-    m.relation_w_ = b.tensor("relation.weight", {r, 2 + d});
-    m.relation_b_ = b.tensor("relation.bias", {r});
+    m.relation_ = nn::Linear(b, "relation.weight", r, 2 + d, "relation.bias");
   }
-  m.out_w_ = b.tensor("out.weight", {cfg.num_answers, h + r});
-  m.out_b_ = b.tensor("out.bias", {cfg.num_answers});
+  m.out_ = nn::Linear(b, "out.weight", cfg.num_answers, h + r, "out.bias");
   b.check_all_tensors_used();
   return m;
 }
@@ -99,7 +88,7 @@ void VqaModel::trunk(const float* grid, std::size_t cells, const std::vector<int
   require(t >= 1, "vqa: the question has no words");
   // v = torch.tanh(self.region(grid))                                   [N, d]
   v.assign(cells * d, 0.0f);
-  linear(grid, cells, cfg_.grid_dim, region_w_, region_b_, d, v.data());
+  region_.forward(cells, grid, cfg_.grid_dim, v.data(), d);
   kernels::vtanh(v.data(), v.size());
   // q_w = self.embedding(ids)                                          [T, d]
   q_w.assign(t * d, 0.0f);
@@ -120,7 +109,7 @@ VqaForward VqaModel::classify(const std::vector<float>& sum_w, const std::vector
   const std::size_t d = cfg_.d, h = cfg_.hidden, r = cfg_.relation_units;
   // h_w = torch.tanh(self.fc_w(q_w_hat + v_w))
   std::vector<float> h_w(h);
-  linear(sum_w.data(), 1, d, fc_w_w_, fc_w_b_, h, h_w.data());
+  fc_w_.forward(1, sum_w.data(), d, h_w.data(), h);
   kernels::vtanh(h_w.data(), h);
   // h_s = torch.tanh(self.fc_s(torch.cat([q_s_hat + v_s, h_w, count], 1)))
   std::vector<float> in(d + h + 1);
@@ -128,7 +117,7 @@ VqaForward VqaModel::classify(const std::vector<float>& sum_w, const std::vector
   std::copy(h_w.begin(), h_w.end(), in.begin() + static_cast<std::ptrdiff_t>(d));
   in[d + h] = count;
   std::vector<float> h_s(h + r);
-  linear(in.data(), 1, d + h + 1, fc_s_w_, fc_s_b_, h, h_s.data());
+  fc_s_.forward(1, in.data(), d + h + 1, h_s.data(), h);
   kernels::vtanh(h_s.data(), h);
   VqaForward out;
   out.count = count;
@@ -150,12 +139,12 @@ VqaForward VqaModel::classify(const std::vector<float>& sum_w, const std::vector
     const std::size_t t = q_w.size() / d;
     for (std::size_t i = 0; i < t; ++i) kernels::add(q_w.data() + i * d, rel_in.data() + 2, d);
     kernels::scale(1.0f / static_cast<float>(t), rel_in.data() + 2, d);
-    linear(rel_in.data(), 1, 2 + d, relation_w_, relation_b_, r, h_s.data() + h);
+    relation_.forward(1, rel_in.data(), 2 + d, h_s.data() + h, r);
     kernels::vtanh(h_s.data() + h, r);
   }
   // logits = self.out(h_s)
   out.logits.assign(cfg_.num_answers, 0.0f);
-  linear(h_s.data(), 1, h + r, out_w_, out_b_, cfg_.num_answers, out.logits.data());
+  out_.forward(1, h_s.data(), h + r, out.logits.data(), cfg_.num_answers);
   return out;
 }
 

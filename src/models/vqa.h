@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "io/bundle.h"
+#include "nn/linear.h"
 #include "nn/lstm.h"
 #include "trace/trace.h"
 
@@ -75,11 +76,12 @@ class VqaModel {
                       const std::vector<float>& q_w) const;
 
   VqaConfig cfg_;
-  std::vector<float> region_w_, region_b_, embedding_;
+  nn::Linear region_;  // [d × grid_dim]: each cell's region vector
+  std::vector<float> embedding_;
   nn::Lstm lstm_;
   CoAttentionLevel co_[2];
-  std::vector<float> fc_w_w_, fc_w_b_, fc_s_w_, fc_s_b_, out_w_, out_b_;
-  std::vector<float> relation_w_, relation_b_;  // [R × (2 + d)], [R]
+  nn::Linear fc_w_, fc_s_, out_;  // [h × d], [h × (d + h + 1)], [answers × (h + R)]
+  nn::Linear relation_;            // [R × (2 + d)] (none when relation_units is 0)
 };
 
 }  // namespace attnlens::models
