@@ -417,9 +417,9 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
   std::size_t dec_hidden_ = 0, attn_ = 0;
   nn::Gru encoder_, decoder_;
   std::vector<float> init_w_, init_b_, v_;
-  nn::Linear keys_;            // W_k (A, 2H): the attention keys of the encoder states
+  nn::Linear keys_;             // W_k (A, 2H): the attention keys of the encoder states
   nn::Linear query_, readout_;  // (A, Dh), (e, Dh + 2H + e), packed (Rows::few): read every step
-  WordSplitInput context_;                     // the decoder cell's input projection
+  WordSplitInput context_;      // the decoder cell's input projection
 };
 
 // ============================================================================================ general (LSTM)

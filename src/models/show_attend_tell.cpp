@@ -60,7 +60,8 @@ ShowAttendTell ShowAttendTell::from_bundle(const io::Bundle& b, const std::strin
   m.att_feat_w_ = t("att_feat.weight", {A, P});
   m.att_feat_b_ = t("att_feat.bias", {A});
   // The step's products read packed weights (nn::Linear::Rows::few; kernels.h).
-  m.att_hidden_ = nn::Linear(b, prefix + "att_hidden.weight", A, H, prefix + "att_hidden.bias", nn::Linear::Rows::few);
+  m.att_hidden_ =
+      nn::Linear(b, prefix + "att_hidden.weight", A, H, prefix + "att_hidden.bias", nn::Linear::Rows::few);
   m.att_score_w_ = t("att_score.weight", {1, A});
   m.att_score_b_ = t("att_score.bias", {1})[0];
   m.gate_w_ = t("gate.weight", {1, H});
