@@ -175,6 +175,7 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   // The choice so far: the finished hypothesis with the highest score / lp(L) + cp, ties → the earliest finished
   // (each one is considered once, in order of finishing, after its coverage is complete).
   const auto lp = [&](double length) { return std::pow((5.0 + length) / 6.0, params.alpha); };
+  const double lp_limit = lp(static_cast<double>(limit));  // the longest length a hypothesis can reach
   std::size_t best = 0;
   double best_value = 0;
   const auto consider = [&](std::size_t j) {
@@ -252,7 +253,7 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
     // S'/lp(L) + cp <= S / lp_max when S <= 0 and cp <= 0 (beta >= 0). Ties keep the earlier hypothesis, so a
     // bound equal to the best value cannot win either; a NaN anywhere keeps the search going.
     if (!finished.empty() && params.coverage_beta >= 0) {
-      const double lp_a = lp(static_cast<double>(t + 1)), lp_b = lp(static_cast<double>(limit));
+      const double lp_a = lp(static_cast<double>(t + 1)), lp_b = lp_limit;
       bool can_win = false;
       for (std::size_t r = 0; r < n_next && !can_win; ++r) {
         const double score_r = static_cast<double>(next_score[r]);
