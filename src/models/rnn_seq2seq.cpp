@@ -233,6 +233,47 @@ class RowSources {
   std::size_t max_S_ = 0, sum_S_ = 0;
 };
 
+// What both RNN decoders share: the rows' state (row_size floats each, moved with its row by reorder), each row's
+// source, and the map arena with its traces. A decoder adds the layout of a row and its step.
+template <typename Encoded>
+class RnnDecoder : public Seq2SeqDecoder {
+ public:
+  std::size_t vocab_size() const override { return vocab_; }
+  std::size_t source_length() const override { return src_[0].S; }
+  std::size_t rows() const override { return state_.size() / row_size_; }
+  void record_maps(std::size_t rows, std::size_t steps) override {
+    rec_.start(src_.floats_per_step(rows), rows, steps);
+  }
+  std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
+    return steps * src_.floats_per_step(rows);
+  }
+  void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
+  void reorder(const std::vector<int>& parents) override {
+    const std::size_t n = rows();
+    spare_.resize(parents.size() * row_size_);
+    for (std::size_t r = 0; r < parents.size(); ++r) {
+      require(parents[r] >= 0 && static_cast<std::size_t>(parents[r]) < n, "rnn-seq2seq: reorder row out of range");
+      std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * row_size_, row_size_,
+                  spare_.data() + r * row_size_);
+    }
+    state_.swap(spare_);
+    src_.reorder(parents);
+  }
+
+ protected:
+  // One row per source, its state zero until the decoder sets it.
+  RnnDecoder(std::size_t vocab, std::size_t row_size, std::vector<std::shared_ptr<const Encoded>> encs)
+      : vocab_(vocab), row_size_(row_size), src_(std::move(encs)), state_(src_.count() * row_size, 0.0f) {}
+
+  const std::size_t vocab_, row_size_;
+  RowSources<Encoded> src_;
+  std::vector<float> state_;  // (rows, row_size_)
+  CrossRecorder rec_;
+
+ private:
+  std::vector<float> spare_;
+};
+
 // What both RNN families share above their decoders (Model::Decoder over Model::Encoded sources): a decoder over
 // one source (start; forward = teacher forcing through it) or over a list's sources, one row each (start_many), each
 // source encoded once (Model::encode) and shared by the rows that read it.
@@ -307,21 +348,14 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
     std::vector<float> s0;      // (Dh)
   };
 
-  class Decoder : public Seq2SeqDecoder {
+  class Decoder : public RnnDecoder<Encoded> {
    public:
-    Decoder(const RnnAdditive& m, std::vector<std::shared_ptr<const Encoded>> encs) : m_(m), src_(std::move(encs)) {
-      for (std::size_t r = 0; r < src_.count(); ++r) state_.insert(state_.end(), src_[r].s0.begin(), src_[r].s0.end());
+    // A row of state_ is s (Dh).
+    Decoder(const RnnAdditive& m, std::vector<std::shared_ptr<const Encoded>> encs)
+        : RnnDecoder(m.c_.vocab, m.dec_hidden_, std::move(encs)), m_(m) {
+      for (std::size_t r = 0; r < src_.count(); ++r)
+        std::copy_n(src_[r].s0.data(), row_size_, state_.data() + r * row_size_);
     }
-    std::size_t vocab_size() const override { return m_.c_.vocab; }
-    std::size_t source_length() const override { return src_[0].S; }
-    std::size_t rows() const override { return state_.size() / m_.dec_hidden_; }
-    void record_maps(std::size_t rows, std::size_t steps) override {
-      rec_.start(src_.floats_per_step(rows), rows, steps);
-    }
-    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
-      return steps * src_.floats_per_step(rows);
-    }
-    void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
     // The rows (a beam's hypotheses, or a list's sources) go through each packed product together, in pairs
     // (kernels::linear_packed): the same bits per row as one row at a time. Each row attends over its own source.
@@ -370,25 +404,11 @@ class RnnAdditive : public RnnTranslator<RnnAdditive> {
       m_.c_.output(o_.data(), N, logits);
     }
 
-    void reorder(const std::vector<int>& parents) override {
-      const std::size_t Dh = m_.dec_hidden_, n = rows();
-      spare_.resize(parents.size() * Dh);
-      for (std::size_t r = 0; r < parents.size(); ++r) {
-        if (parents[r] < 0 || static_cast<std::size_t>(parents[r]) >= n) throw Error("rnn-seq2seq: reorder row out of range");
-        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * Dh, Dh, spare_.data() + r * Dh);
-      }
-      state_.swap(spare_);
-      src_.reorder(parents);
-    }
-
    private:
     const RnnAdditive& m_;
-    RowSources<Encoded> src_;
-    std::vector<float> state_, spare_;  // (rows, Dh)
     std::vector<float> q_, tmp_, alpha_, in_, readout_in_, o_, gi_, scratch_;
     std::vector<const float*> words_;  // this step's kept word projections
     std::vector<float> words_scratch_;
-    CrossRecorder rec_;
   };
 
  private:
@@ -467,33 +487,21 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
     std::vector<float> h0, c0;  // (D)
   };
 
-  class Decoder : public Seq2SeqDecoder {
+  class Decoder : public RnnDecoder<Encoded> {
    public:
-    Decoder(const RnnGeneral& m, std::vector<std::shared_ptr<const Encoded>> encs) : m_(m), src_(std::move(encs)) {
+    // A row of state_ is [layer l: h (D), c (D)]… then the input feed (e).
+    Decoder(const RnnGeneral& m, std::vector<std::shared_ptr<const Encoded>> encs)
+        : RnnDecoder(m.c_.vocab, m.decoder_.size() * 2 * m.D_ + m.c_.emb, std::move(encs)), m_(m) {
       const std::size_t L = m_.decoder_.size(), D = m_.D_;
-      // Row layout: per layer (h D, c D), then feed (e).
-      row_size_ = L * 2 * D + m_.c_.emb;
-      state_.assign(src_.count() * row_size_, 0.0f);
       for (std::size_t r = 0; r < src_.count(); ++r)
         for (std::size_t l = 0; l < L; ++l) {
           std::copy_n(src_[r].h0.data(), D, state_.data() + r * row_size_ + l * 2 * D);
           std::copy_n(src_[r].c0.data(), D, state_.data() + r * row_size_ + l * 2 * D + D);
         }
     }
-    std::size_t vocab_size() const override { return m_.c_.vocab; }
-    std::size_t source_length() const override { return src_[0].S; }
-    std::size_t rows() const override { return state_.size() / row_size_; }
-    void record_maps(std::size_t rows, std::size_t steps) override {
-      rec_.start(src_.floats_per_step(rows), rows, steps);
-    }
-    std::size_t recorded_floats(std::size_t rows, std::size_t steps) const override {
-      return steps * src_.floats_per_step(rows);
-    }
-    void trace_hypothesis(const std::vector<int>& rows, AttentionTrace& trace) const override { rec_.trace(rows, trace); }
 
     // The rows (a beam's hypotheses, or a list's sources) go through each packed product together, in pairs
     // (kernels::linear_packed): the same bits per row as one row at a time. Each row attends over its own source.
-    // A row of state_ is [layer l: h, c]… then the input feed.
     void step(const int* prev, float* logits, float* attention) override {
       const std::size_t N = rows(), D = m_.D_, e = m_.c_.emb, L = m_.decoder_.size();
       const std::size_t S_all = attention != nullptr ? src_.only().S : 0;  // the coverage signal: one source
@@ -533,27 +541,11 @@ class RnnGeneral : public RnnTranslator<RnnGeneral> {
       m_.c_.output(o_.data(), N, logits);
     }
 
-    void reorder(const std::vector<int>& parents) override {
-      const std::size_t n = rows();
-      spare_.resize(parents.size() * row_size_);
-      for (std::size_t r = 0; r < parents.size(); ++r) {
-        if (parents[r] < 0 || static_cast<std::size_t>(parents[r]) >= n) throw Error("rnn-seq2seq: reorder row out of range");
-        std::copy_n(state_.data() + static_cast<std::size_t>(parents[r]) * row_size_, row_size_,
-                    spare_.data() + r * row_size_);
-      }
-      state_.swap(spare_);
-      src_.reorder(parents);
-    }
-
    private:
     const RnnGeneral& m_;
-    RowSources<Encoded> src_;
-    std::size_t row_size_ = 0;
-    std::vector<float> state_, spare_;  // (rows, row_size)
     std::vector<float> x_proj_, gates_, alpha_, cat_, o_;
     std::vector<const float*> words_;  // this step's kept word projections
     std::vector<float> words_scratch_;
-    CrossRecorder rec_;
   };
 
  private:
