@@ -6,10 +6,12 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <new>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "api.h"
+#include "image/preprocess.h"
 
 namespace attnlens::wasm_bind {
 
@@ -179,6 +182,62 @@ inline std::size_t js_dimension(double v, const char* what) {
   return static_cast<std::size_t>(v);
 }
 
+// Pixels from JS, checked (every call that takes an image): a Uint8Array or Uint8ClampedArray of exactly
+// width·height·channels bytes, with dimensions the image preprocessing accepts. `what` names the call in errors.
+struct JsPixels {
+  std::size_t width, height, channels, stride;  // stride = width·channels, the bytes of one row
+};
+inline JsPixels js_pixels(const val& data, double width, double height, double channels, const std::string& what) {
+  const std::size_t w = js_dimension(width, "width"), h = js_dimension(height, "height");
+  const std::size_t c = js_dimension(channels, "channels");
+  attnlens::require(data.instanceof(val::global("Uint8Array")) || data.instanceof(val::global("Uint8ClampedArray")),
+                    what + ": the pixels must be a Uint8Array or Uint8ClampedArray");
+  attnlens::image::check_image_dims(w, h, c);
+  const double length = data["length"].as<double>();
+  const double needed = static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(c);
+  attnlens::require(length == needed, what + ": the pixel buffer holds " + std::to_string(static_cast<long long>(length)) +
+                                          " bytes but a " + std::to_string(w) + "x" + std::to_string(h) +
+                                          " image with " + std::to_string(c) + " channels needs exactly " +
+                                          std::to_string(static_cast<long long>(needed)));
+  return {w, h, c, w * c};
+}
+
+// Row y of checked JS pixels, copied into `row` (stride bytes, the caller's buffer): only the rows an image resize
+// asks for cross into the heap, never the whole image. `data` and `row` must outlive the reader.
+inline std::function<const std::uint8_t*(std::size_t)> js_row_reader(const val& data, std::size_t stride,
+                                                                     std::vector<std::uint8_t>& row) {
+  return [&data, stride, &row](std::size_t y) {
+    const val src = data.call<val>("subarray", static_cast<double>(y * stride), static_cast<double>((y + 1) * stride));
+    // the view is made right before the copy: nothing can grow the heap in between
+    val(emscripten::typed_memory_view(stride, row.data())).call<void>("set", src);
+    return static_cast<const std::uint8_t*>(row.data());
+  };
+}
+
+// An image encoder's grid from JS (a Float32Array of gh·gw·D values, D following from its length) as a Tensor
+// [gh, gw, D]. `what` names the call in errors.
+inline api::Tensor js_grid(const val& grid, std::size_t gh, std::size_t gw, const std::string& what) {
+  attnlens::require(grid.instanceof(val::global("Float32Array")), what + ": the grid must be a Float32Array");
+  const double len = grid["length"].as<double>();
+  attnlens::require(gh > 0 && gw > 0 && len > 0 && std::fmod(len, static_cast<double>(gh * gw)) == 0.0,
+                    what + ": the grid length must be a positive multiple of grid height * grid width");
+  return api::Tensor({gh, gw, static_cast<std::size_t>(len) / (gh * gw)},
+                     emscripten::convertJSArrayToNumberVector<float>(grid));
+}
+
+// The words a model read as <unk> ({word, position} of any result type's unknown_words) as a JS array.
+template <typename UnknownWords>
+val js_unknown_words(const UnknownWords& words) {
+  val out = val::array();
+  for (const auto& u : words) {
+    val w = val::object();
+    w.set("word", u.word);
+    w.set("position", static_cast<double>(u.position));
+    out.call<void>("push", w);
+  }
+  return out;
+}
+
 // A bundle's weights handed over from JS (Embind gives a Uint8Array as a std::string) as the engine's bytes.
 inline std::vector<std::uint8_t> js_bytes(const std::string& s) {
   return std::vector<std::uint8_t>(s.begin(), s.end());
@@ -205,6 +264,22 @@ inline std::map<std::string, std::string> js_bundle_files(const val& files, cons
     out.emplace(key, v.as<std::string>());
   }
   return out;
+}
+
+// fromBundles(configText, weights, files: {[name]: string | Uint8Array}, encoderConfigText, encoderWeights, name)
+// of the tasks whose model comes as two bundles, a decoder and its image encoder (Captioner, VisualQA): Model's
+// from_memory over the bytes, wrapped in a new Binding (Embind owns it); errors name Binding::kJsName.
+template <typename Binding, typename Model>
+Binding* from_two_bundles(const std::string& config_text, const std::string& weights, const val& files,
+                          const std::string& encoder_config_text, const std::string& encoder_weights,
+                          const std::string& name) {
+  return guarded([&] {
+    const std::string what = std::string(Binding::kJsName) + ".fromBundles";
+    const std::map<std::string, std::string> file_map = js_bundle_files(files, what);
+    std::unique_ptr<Model> model = Model::from_memory(config_text, js_bytes(weights), file_map, encoder_config_text,
+                                                      js_bytes(encoder_weights), js_bundle_name(name));
+    return new Binding(std::move(model));
+  });
 }
 
 }  // namespace attnlens::wasm_bind
