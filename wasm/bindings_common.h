@@ -1,6 +1,7 @@
 // Helpers shared by every Embind translation unit (wasm/bindings*.cpp): JS tensors <-> api::Tensor, traces, bundles
-// and images (pixels, grids) from JS, and guarded(), which turns any C++ exception into a JS Error. Each task adds its own bindings_<task>.cpp with its own
-// EMSCRIPTEN_BINDINGS block; wasm/CMakeLists.txt links every wasm/bindings*.cpp into the one module.
+// and images (pixels, grids) from JS, and guarded(), which turns any C++ exception into a JS Error. Each task adds
+// its own bindings_<task>.cpp with its own EMSCRIPTEN_BINDINGS block; wasm/CMakeLists.txt links every
+// wasm/bindings*.cpp into the one module.
 #pragma once
 
 #include <emscripten/bind.h>
