@@ -8,7 +8,7 @@
 // wall-clock, so a busy neighbour on the other core does not change it.
 //
 //   node bench/balance.mjs [--model de-en-general] [--set test2016|tatoeba] [--n 40] [--batches 4] [--rounds 9]
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -29,6 +29,11 @@ const files = {
   tatoeba: path.join(ROOT, 'bench', 'peers', 'out', 'tatoeba_dev.de'), // written by bench/peers/run.mjs
 };
 if (!files[SET]) throw new Error(`bench/balance: --set must be test2016 or tatoeba, got ${SET}`);
+if (!existsSync(files[SET])) {
+  console.error(`bench/balance: ${files[SET]} is missing` +
+    (SET === 'tatoeba' ? ' (`node bench/peers/run.mjs` writes it)' : ' (the shared data directory)'));
+  process.exit(2);
+}
 const raw = readFileSync(files[SET]);
 const texts = (files[SET].endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8').split('\n')
   .filter((l) => l.trim()).slice(0, N);
