@@ -32,10 +32,11 @@ const engines = {};
 for (const [k, m] of [['new', NEW], ['old', OLD]]) {
   const tr = await m.pipeline('translation', 'de-en-general');
   const cap = await m.pipeline('image-to-text', 'flickr8k-mobilenet');
+  const cap8 = await m.pipeline('image-to-text', 'flickr8k-mobilenet', { precision: 'int8' });
   const rnn = await m.pipeline('translation', 'de-en-rnn-general');
   const gru = await m.pipeline('translation', 'de-en-rnn-additive');
   const sst2 = await m.pipeline('sentiment-analysis', 'sst2-selfattn');
-  engines[k] = { tr, cap, rnn, gru, sst2, grids: pictures.map((p) => cap.encode(p)) };
+  engines[k] = { tr, cap, cap8, rnn, gru, sst2, grids: pictures.map((p) => cap.encode(p)) };
 }
 const sst2Lines = readFileSync(new URL('../../shared/data/sst2/dev.tsv', import.meta.url), 'utf8').split('\n').slice(1)
   .filter((l) => l.trim()).map((l) => l.split('\t')[0]).slice(0, 5 * Number(args.n));
@@ -49,6 +50,12 @@ const workloads = [
   [`translation, greedy, every map, a list of ${lines.length} in one call`, (e) => async () => { await e.tr(lines, { num_beams: 1 }); }],
   [`de-en-rnn-general, beam 4, every map, ${lines.length} sentences`, (e) => async () => { for (const s of lines) await e.rnn(s, { num_beams: 4 }); }],
   [`sst2-selfattn, its map, ${sst2Lines.length} SST-2 dev sentences`, (e) => async () => { for (const s of sst2Lines) await e.sst2(s); }],
+  ['caption encoder, float32, 3 × each sanity image', (e) => async () => {
+    for (let r = 0; r < 3; r++) for (const p of pictures) e.cap.encode(p);
+  }],
+  ['caption encoder, int8, 3 × each sanity image', (e) => async () => {
+    for (let r = 0; r < 3; r++) for (const p of pictures) e.cap8.encode(p);
+  }],
   ['caption decoder, greedy with α, 20 × each sanity grid', (e) => async () => {
     for (let r = 0; r < 20; r++) for (const g of e.grids) e.cap.captionGrid(g, { num_beams: 1, output_attentions: true });
   }],

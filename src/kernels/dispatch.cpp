@@ -340,11 +340,18 @@ void conv2d(const Conv2dParams& p, const float* input, const float* weights_hwio
                   const bool row_inside = yy >= g.pad_top && yy - g.pad_top < p.in_h;
                   for (std::size_t kx = 0; kx < p.kernel_w; ++kx, dst += p.in_c) {
                     const std::size_t xx = ox * p.stride + kx;
-                    if (row_inside && xx >= g.pad_left && xx - g.pad_left < p.in_w)
-                      std::memcpy(dst, input + ((yy - g.pad_top) * p.in_w + (xx - g.pad_left)) * p.in_c,
-                                  p.in_c * sizeof(float));
-                    else
+                    const bool inside = row_inside && xx >= g.pad_left && xx - g.pad_left < p.in_w;
+                    const float* src =
+                        inside ? input + ((yy - g.pad_top) * p.in_w + (xx - g.pad_left)) * p.in_c : nullptr;
+                    if (p.in_c == 3) {  // an RGB stem: three stores, not a call to memcpy per tap
+                      dst[0] = inside ? src[0] : 0.0f;
+                      dst[1] = inside ? src[1] : 0.0f;
+                      dst[2] = inside ? src[2] : 0.0f;
+                    } else if (inside) {
+                      std::memcpy(dst, src, p.in_c * sizeof(float));
+                    } else {
                       std::memset(dst, 0, p.in_c * sizeof(float));
+                    }
                   }
                 }
               }

@@ -801,74 +801,146 @@ void bias_activation(float* y, std::size_t m, std::size_t n, std::size_t ldy, co
 }
 
 // Depthwise convolution on HWC data: each output pixel sums its valid taps (those inside the unpadded input)
-// with the channels as the vector lanes, four vectors of channels at a time.
+// with the channels as the vector lanes. Every output is bias (or 0), then + input·weight over the valid taps in
+// (ky, kx) order, whichever path computes it, so the paths below give the same bits.
+//
+// 3×3 kernels (MobileNetV2) whose window lies wholly inside the input take a path of their own: one vector of
+// channels at a time along the row, its nine weight vectors held in registers, the taps unrolled — in WASM about
+// twice the speed of the general loop, whose per-tap bounds and index arithmetic cost more than the taps
+// (bench/README.md, "Depthwise 3×3"). The general loop serves the borders, other kernel sizes and channel counts
+// that are not a multiple of the vector width.
 template <class Arch>
-void depthwise_conv2d(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
-                      const float* bias, float* output, std::size_t oy_begin, std::size_t oy_end) {
+void depthwise_pixels(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
+                      const float* bias, float* output, std::size_t oy, std::size_t ky_begin, std::size_t ky_end,
+                      std::size_t ox_begin, std::size_t ox_end) {
   using B = Batch<Arch>;
   constexpr std::size_t w = B::size;
   const std::size_t ch = p.in_c;
   const std::size_t c_vec = ch - ch % w;
+  const std::size_t y0 = oy * p.stride;
+  for (std::size_t ox = ox_begin; ox < ox_end; ++ox) {
+    const std::size_t x0 = ox * p.stride;
+    const std::size_t kx_begin = x0 < g.pad_left ? g.pad_left - x0 : 0;
+    const std::size_t kx_end =
+        min_size(p.kernel_w, p.in_w + g.pad_left > x0 ? p.in_w + g.pad_left - x0 : 0);
+    float* out = output + (oy * g.out_w + ox) * ch;
+    std::size_t c = 0;
+    for (; c + 4 * w <= ch; c += 4 * w) {
+      B a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+      if (bias) {
+        a0 = B::load_unaligned(bias + c);
+        a1 = B::load_unaligned(bias + c + w);
+        a2 = B::load_unaligned(bias + c + 2 * w);
+        a3 = B::load_unaligned(bias + c + 3 * w);
+      }
+      for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
+        const std::size_t iy = y0 + ky - g.pad_top;
+        for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
+          const std::size_t ix = x0 + kx - g.pad_left;
+          const float* in = input + (iy * p.in_w + ix) * ch + c;
+          const float* wt = weights + (ky * p.kernel_w + kx) * ch + c;
+          a0 = xsimd::fma(B::load_unaligned(in), B::load_unaligned(wt), a0);
+          a1 = xsimd::fma(B::load_unaligned(in + w), B::load_unaligned(wt + w), a1);
+          a2 = xsimd::fma(B::load_unaligned(in + 2 * w), B::load_unaligned(wt + 2 * w), a2);
+          a3 = xsimd::fma(B::load_unaligned(in + 3 * w), B::load_unaligned(wt + 3 * w), a3);
+        }
+      }
+      activate<Arch>(a0, p.activation).store_unaligned(out + c);
+      activate<Arch>(a1, p.activation).store_unaligned(out + c + w);
+      activate<Arch>(a2, p.activation).store_unaligned(out + c + 2 * w);
+      activate<Arch>(a3, p.activation).store_unaligned(out + c + 3 * w);
+    }
+    for (; c < c_vec; c += w) {
+      B a0 = bias ? B::load_unaligned(bias + c) : B(0.0f);
+      for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
+        const std::size_t iy = y0 + ky - g.pad_top;
+        for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
+          const std::size_t ix = x0 + kx - g.pad_left;
+          a0 = xsimd::fma(B::load_unaligned(input + (iy * p.in_w + ix) * ch + c),
+                          B::load_unaligned(weights + (ky * p.kernel_w + kx) * ch + c), a0);
+        }
+      }
+      activate<Arch>(a0, p.activation).store_unaligned(out + c);
+    }
+    for (; c < ch; ++c) {
+      float s = bias ? bias[c] : 0.0f;
+      for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
+        const std::size_t iy = y0 + ky - g.pad_top;
+        for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
+          const std::size_t ix = x0 + kx - g.pad_left;
+          s += input[(iy * p.in_w + ix) * ch + c] * weights[(ky * p.kernel_w + kx) * ch + c];
+        }
+      }
+      out[c] = activate_scalar(s, p.activation);
+    }
+  }
+}
+
+// The 3×3 interior of output row oy, columns [ox_begin, ox_end): every tap inside the input.
+template <class Arch>
+void depthwise_row_3x3(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
+                       const float* bias, float* output, std::size_t oy, std::size_t ox_begin, std::size_t ox_end) {
+  using B = Batch<Arch>;
+  constexpr std::size_t w = B::size;
+  const std::size_t ch = p.in_c, step = p.stride * ch, row = p.in_w * ch;
+  const float* a = input + (oy * p.stride - g.pad_top) * row + (ox_begin * p.stride - g.pad_left) * ch;
+  float* o = output + (oy * g.out_w + ox_begin) * ch;
+  const Activation act = p.activation;
+  for (std::size_t ox = ox_begin; ox < ox_end; ++ox, a += step, o += ch) {
+    std::size_t c = 0;
+    for (; c + 2 * w <= ch; c += 2 * w) {
+      B s0 = bias ? B::load_unaligned(bias + c) : B(0.0f);
+      B s1 = bias ? B::load_unaligned(bias + c + w) : B(0.0f);
+      const float* t = a + c;
+      const float* k = weights + c;
+      for (std::size_t ky = 0; ky < 3; ++ky, t += row, k += 3 * ch) {
+        s0 = xsimd::fma(B::load_unaligned(t), B::load_unaligned(k), s0);
+        s1 = xsimd::fma(B::load_unaligned(t + w), B::load_unaligned(k + w), s1);
+        s0 = xsimd::fma(B::load_unaligned(t + ch), B::load_unaligned(k + ch), s0);
+        s1 = xsimd::fma(B::load_unaligned(t + ch + w), B::load_unaligned(k + ch + w), s1);
+        s0 = xsimd::fma(B::load_unaligned(t + 2 * ch), B::load_unaligned(k + 2 * ch), s0);
+        s1 = xsimd::fma(B::load_unaligned(t + 2 * ch + w), B::load_unaligned(k + 2 * ch + w), s1);
+      }
+      activate<Arch>(s0, act).store_unaligned(o + c);
+      activate<Arch>(s1, act).store_unaligned(o + c + w);
+    }
+    for (; c < ch; c += w) {
+      B s0 = bias ? B::load_unaligned(bias + c) : B(0.0f);
+      const float* t = a + c;
+      const float* k = weights + c;
+      for (std::size_t ky = 0; ky < 3; ++ky, t += row, k += 3 * ch) {
+        s0 = xsimd::fma(B::load_unaligned(t), B::load_unaligned(k), s0);
+        s0 = xsimd::fma(B::load_unaligned(t + ch), B::load_unaligned(k + ch), s0);
+        s0 = xsimd::fma(B::load_unaligned(t + 2 * ch), B::load_unaligned(k + 2 * ch), s0);
+      }
+      activate<Arch>(s0, act).store_unaligned(o + c);
+    }
+  }
+}
+
+template <class Arch>
+void depthwise_conv2d(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
+                      const float* bias, float* output, std::size_t oy_begin, std::size_t oy_end) {
+  constexpr std::size_t w = Batch<Arch>::size;
+  // Columns whose 3×3 window is inside the input: pad_left ≤ ox·stride and ox·stride − pad_left + 3 ≤ in_w.
+  std::size_t ix_lo = 0, ix_hi = 0;
+  const bool fast = p.kernel_h == 3 && p.kernel_w == 3 && p.in_c % w == 0 && p.in_w + g.pad_left >= 3;
+  if (fast) {
+    ix_lo = min_size((g.pad_left + p.stride - 1) / p.stride, g.out_w);
+    ix_hi = min_size((p.in_w + g.pad_left - 3) / p.stride + 1, g.out_w);
+    if (ix_hi < ix_lo) ix_hi = ix_lo;
+  }
   for (std::size_t oy = oy_begin; oy < oy_end; ++oy) {
     // Valid kernel rows: 0 ≤ oy·stride + ky − pad_top < in_h.
     const std::size_t y0 = oy * p.stride;
     const std::size_t ky_begin = y0 < g.pad_top ? g.pad_top - y0 : 0;
     const std::size_t ky_end = min_size(p.kernel_h, p.in_h + g.pad_top > y0 ? p.in_h + g.pad_top - y0 : 0);
-    for (std::size_t ox = 0; ox < g.out_w; ++ox) {
-      const std::size_t x0 = ox * p.stride;
-      const std::size_t kx_begin = x0 < g.pad_left ? g.pad_left - x0 : 0;
-      const std::size_t kx_end =
-          min_size(p.kernel_w, p.in_w + g.pad_left > x0 ? p.in_w + g.pad_left - x0 : 0);
-      float* out = output + (oy * g.out_w + ox) * ch;
-      std::size_t c = 0;
-      for (; c + 4 * w <= ch; c += 4 * w) {
-        B a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
-        if (bias) {
-          a0 = B::load_unaligned(bias + c);
-          a1 = B::load_unaligned(bias + c + w);
-          a2 = B::load_unaligned(bias + c + 2 * w);
-          a3 = B::load_unaligned(bias + c + 3 * w);
-        }
-        for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
-          const std::size_t iy = y0 + ky - g.pad_top;
-          for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
-            const std::size_t ix = x0 + kx - g.pad_left;
-            const float* in = input + (iy * p.in_w + ix) * ch + c;
-            const float* wt = weights + (ky * p.kernel_w + kx) * ch + c;
-            a0 = xsimd::fma(B::load_unaligned(in), B::load_unaligned(wt), a0);
-            a1 = xsimd::fma(B::load_unaligned(in + w), B::load_unaligned(wt + w), a1);
-            a2 = xsimd::fma(B::load_unaligned(in + 2 * w), B::load_unaligned(wt + 2 * w), a2);
-            a3 = xsimd::fma(B::load_unaligned(in + 3 * w), B::load_unaligned(wt + 3 * w), a3);
-          }
-        }
-        activate<Arch>(a0, p.activation).store_unaligned(out + c);
-        activate<Arch>(a1, p.activation).store_unaligned(out + c + w);
-        activate<Arch>(a2, p.activation).store_unaligned(out + c + 2 * w);
-        activate<Arch>(a3, p.activation).store_unaligned(out + c + 3 * w);
-      }
-      for (; c < c_vec; c += w) {
-        B a0 = bias ? B::load_unaligned(bias + c) : B(0.0f);
-        for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
-          const std::size_t iy = y0 + ky - g.pad_top;
-          for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
-            const std::size_t ix = x0 + kx - g.pad_left;
-            a0 = xsimd::fma(B::load_unaligned(input + (iy * p.in_w + ix) * ch + c),
-                            B::load_unaligned(weights + (ky * p.kernel_w + kx) * ch + c), a0);
-          }
-        }
-        activate<Arch>(a0, p.activation).store_unaligned(out + c);
-      }
-      for (; c < ch; ++c) {
-        float s = bias ? bias[c] : 0.0f;
-        for (std::size_t ky = ky_begin; ky < ky_end; ++ky) {
-          const std::size_t iy = y0 + ky - g.pad_top;
-          for (std::size_t kx = kx_begin; kx < kx_end; ++kx) {
-            const std::size_t ix = x0 + kx - g.pad_left;
-            s += input[(iy * p.in_w + ix) * ch + c] * weights[(ky * p.kernel_w + kx) * ch + c];
-          }
-        }
-        out[c] = activate_scalar(s, p.activation);
-      }
+    if (fast && ky_begin == 0 && ky_end == 3 && ix_lo < ix_hi) {
+      depthwise_pixels<Arch>(p, g, input, weights, bias, output, oy, ky_begin, ky_end, 0, ix_lo);
+      depthwise_row_3x3<Arch>(p, g, input, weights, bias, output, oy, ix_lo, ix_hi);
+      depthwise_pixels<Arch>(p, g, input, weights, bias, output, oy, ky_begin, ky_end, ix_hi, g.out_w);
+    } else {
+      depthwise_pixels<Arch>(p, g, input, weights, bias, output, oy, ky_begin, ky_end, 0, g.out_w);
     }
   }
 }

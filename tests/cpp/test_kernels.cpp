@@ -817,6 +817,57 @@ TEST_CASE("kernels: conv2d and depthwise_conv2d, stride 1/2, SAME_tf and explici
   sweep_conv(&k::conv2d_ref, &k::depthwise_conv2d_ref);
 }
 
+// The 3×3 interior path of depthwise_conv2d (kernels_simd.hpp) and its general loop both sum bias, then the valid
+// taps in (ky, kx) order, like the scalar reference. Without fused multiply-adds (SSE2, WASM SIMD128) that is the
+// reference's arithmetic exactly, so every output must equal it bit for bit: borders, interior, both strides and
+// paddings, channel counts that take the interior path (multiples of 4) and ones that do not.
+TEST_CASE("kernels: depthwise 3x3 gives the scalar reference's bits without FMA") {
+  bool ran = false;
+  for (const std::string& name : available_backends()) {
+    if (name == "avx2+fma") continue;  // fused multiply-adds round once per tap: close, not equal (sweep above)
+    k::select_simd_backend(name.c_str());
+    CAPTURE(name);
+    ran = true;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const std::size_t sizes[][2] = {{3, 3}, {4, 7}, {9, 5}, {12, 12}, {13, 11}};
+    for (const auto& size : sizes)
+      for (std::size_t stride : {1, 2})
+        for (int pad_mode = 0; pad_mode < 3; ++pad_mode)
+          for (std::size_t c : {4, 6, 16, 24, 36}) {
+            const std::size_t h = size[0], w = size[1];
+            k::Conv2dParams p;
+            p.in_h = h;
+            p.in_w = w;
+            p.in_c = c;
+            p.kernel_h = p.kernel_w = 3;
+            p.stride = stride;
+            p.padding = pad_mode == 0 ? k::Padding::same_tf : k::Padding::explicit_symmetric;
+            p.pad_h = p.pad_w = pad_mode == 2 ? 1 : 0;
+            p.activation = static_cast<k::Activation>((h + c + stride) % 3);
+            const k::ConvGeometry g = k::conv2d_geometry(p);
+            std::vector<float> in(h * w * c), wt(9 * c), bias(c);
+            for (float& v : in) v = u(rng) * 4.0f;
+            for (float& v : wt) v = u(rng);
+            for (float& v : bias) v = u(rng);
+            for (bool with_bias : {true, false}) {
+              std::vector<float> ours(g.out_h * g.out_w * c, -7.0f), ref(ours.size(), -9.0f);
+              const float* b = with_bias ? bias.data() : nullptr;
+              k::depthwise_conv2d(p, in.data(), wt.data(), b, ours.data());
+              k::depthwise_conv2d_ref(p, in.data(), wt.data(), b, ref.data());
+              CAPTURE(h);
+              CAPTURE(w);
+              CAPTURE(stride);
+              CAPTURE(pad_mode);
+              CAPTURE(c);
+              CHECK(std::memcmp(ours.data(), ref.data(), ours.size() * sizeof(float)) == 0);
+            }
+          }
+  }
+  k::select_simd_backend("auto");
+  CHECK(ran);
+}
+
 TEST_CASE("kernels: conv geometry follows TensorFlow SAME and PyTorch explicit padding") {
   k::Conv2dParams p;
   p.in_h = 224;
