@@ -1,6 +1,7 @@
 // This build against an earlier one, in one Node process, one thread each, rounds alternating which goes first
 // (median of process-CPU seconds): greedy translation with and without every map (the Transformer and both RNN
-// translators), the caption decoder with its α maps over encoded grids, and SST-2 classification. Every workload
+// translators), the caption encoder (float32 and int8 weights), the caption decoder with its α maps over encoded
+// grids, and SST-2 classification. Every workload
 // runs once on each build before the timed rounds (models that keep per-word projections have them by then).
 // Build the earlier package aside first, e.g.
 //   git worktree add /tmp/old <commit> && (cd /tmp/old && emcmake cmake -S . -B build-wasm && cmake --build build-wasm --target attnlens_wasm)

@@ -804,11 +804,11 @@ void bias_activation(float* y, std::size_t m, std::size_t n, std::size_t ldy, co
 // with the channels as the vector lanes. Every output is bias (or 0), then + input·weight over the valid taps in
 // (ky, kx) order, whichever path computes it, so the paths below give the same bits.
 //
-// 3×3 kernels (MobileNetV2) whose window lies wholly inside the input take a path of their own: one vector of
-// channels at a time along the row, its nine weight vectors held in registers, the taps unrolled — in WASM about
-// twice the speed of the general loop, whose per-tap bounds and index arithmetic cost more than the taps
-// (bench/README.md, "Depthwise 3×3"). The general loop serves the borders, other kernel sizes and channel counts
-// that are not a multiple of the vector width.
+// 3×3 kernels (MobileNetV2) whose window lies wholly inside the input take a path of their own: the nine taps
+// unrolled at fixed offsets from one pointer, two vectors of channels at a time — in WASM about a quarter less time
+// than the general loop, whose per-pixel tap bounds and per-tap index arithmetic cost as much as the taps
+// (bench/README.md, "MobileNetV2's depthwise 3×3, its RGB stem and the int8 epilogue"). The general loop serves the
+// borders, other kernel sizes and channel counts that are not a multiple of the vector width.
 template <class Arch>
 void depthwise_pixels(const Conv2dParams& p, const ConvGeometry& g, const float* input, const float* weights,
                       const float* bias, float* output, std::size_t oy, std::size_t ky_begin, std::size_t ky_end,
