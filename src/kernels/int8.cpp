@@ -136,32 +136,45 @@ void panel_dot2(const std::int8_t* q, std::size_t pairs, const std::int16_t* ca,
 #endif
 }
 
-// The same for four input rows (many rows: a 1×1 convolution's pixels): each weight load serves four rows.
-void panel_dot4(const std::int8_t* q, std::size_t pairs, const std::int16_t* const c[4], std::int32_t* const acc[4]) {
 #if defined(__wasm_simd128__)
-  v128_t a0 = wasm_i32x4_splat(0), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+// The eight int32 sums of one panel for four rows, in registers: panel_dot4 stores them, panel_dot4_store (below)
+// takes them straight into the epilogue.
+struct Sums4 {
+  v128_t a0, a1, b0, b1, c0, c1, d0, d1;
+};
+[[gnu::always_inline]] inline Sums4 dot4(const std::int8_t* q, std::size_t pairs, const std::int16_t* const c[4]) {
+  Sums4 t;
+  t.a0 = t.a1 = t.b0 = t.b1 = t.c0 = t.c1 = t.d0 = t.d1 = wasm_i32x4_splat(0);
   for (std::size_t i = 0; i < pairs; ++i) {
     const v128_t w = wasm_v128_load(q + i * 2 * kPanel);
     const v128_t lo = wasm_i16x8_extend_low_i8x16(w), hi = wasm_i16x8_extend_high_i8x16(w);
     const v128_t xa = wasm_v128_load32_splat(c[0] + 2 * i), xb = wasm_v128_load32_splat(c[1] + 2 * i);
     const v128_t xc = wasm_v128_load32_splat(c[2] + 2 * i), xd = wasm_v128_load32_splat(c[3] + 2 * i);
-    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(lo, xa));
-    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(hi, xa));
-    b0 = wasm_i32x4_add(b0, wasm_i32x4_dot_i16x8(lo, xb));
-    b1 = wasm_i32x4_add(b1, wasm_i32x4_dot_i16x8(hi, xb));
-    c0 = wasm_i32x4_add(c0, wasm_i32x4_dot_i16x8(lo, xc));
-    c1 = wasm_i32x4_add(c1, wasm_i32x4_dot_i16x8(hi, xc));
-    d0 = wasm_i32x4_add(d0, wasm_i32x4_dot_i16x8(lo, xd));
-    d1 = wasm_i32x4_add(d1, wasm_i32x4_dot_i16x8(hi, xd));
+    t.a0 = wasm_i32x4_add(t.a0, wasm_i32x4_dot_i16x8(lo, xa));
+    t.a1 = wasm_i32x4_add(t.a1, wasm_i32x4_dot_i16x8(hi, xa));
+    t.b0 = wasm_i32x4_add(t.b0, wasm_i32x4_dot_i16x8(lo, xb));
+    t.b1 = wasm_i32x4_add(t.b1, wasm_i32x4_dot_i16x8(hi, xb));
+    t.c0 = wasm_i32x4_add(t.c0, wasm_i32x4_dot_i16x8(lo, xc));
+    t.c1 = wasm_i32x4_add(t.c1, wasm_i32x4_dot_i16x8(hi, xc));
+    t.d0 = wasm_i32x4_add(t.d0, wasm_i32x4_dot_i16x8(lo, xd));
+    t.d1 = wasm_i32x4_add(t.d1, wasm_i32x4_dot_i16x8(hi, xd));
   }
-  wasm_v128_store(acc[0], a0);
-  wasm_v128_store(acc[0] + 4, a1);
-  wasm_v128_store(acc[1], b0);
-  wasm_v128_store(acc[1] + 4, b1);
-  wasm_v128_store(acc[2], c0);
-  wasm_v128_store(acc[2] + 4, c1);
-  wasm_v128_store(acc[3], d0);
-  wasm_v128_store(acc[3] + 4, d1);
+  return t;
+}
+#endif
+
+// The same for four input rows (many rows: a 1×1 convolution's pixels): each weight load serves four rows.
+void panel_dot4(const std::int8_t* q, std::size_t pairs, const std::int16_t* const c[4], std::int32_t* const acc[4]) {
+#if defined(__wasm_simd128__)
+  const Sums4 t = dot4(q, pairs, c);
+  wasm_v128_store(acc[0], t.a0);
+  wasm_v128_store(acc[0] + 4, t.a1);
+  wasm_v128_store(acc[1], t.b0);
+  wasm_v128_store(acc[1] + 4, t.b1);
+  wasm_v128_store(acc[2], t.c0);
+  wasm_v128_store(acc[2] + 4, t.c1);
+  wasm_v128_store(acc[3], t.d0);
+  wasm_v128_store(acc[3] + 4, t.d1);
 #elif defined(__SSE2__)
   __m128i a0 = _mm_setzero_si128(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
   for (std::size_t i = 0; i < pairs; ++i) {
@@ -230,21 +243,7 @@ void panel_dot4_store(const std::int8_t* q, std::size_t pairs, const std::int16_
                       const PackedMatrix& w, std::size_t j0, const float* bias, float* const y[4], Activation act,
                       std::int32_t* const acc[4]) {
 #if defined(__wasm_simd128__)
-  v128_t a0 = wasm_i32x4_splat(0), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
-  for (std::size_t i = 0; i < pairs; ++i) {
-    const v128_t wv = wasm_v128_load(q + i * 2 * kPanel);
-    const v128_t lo = wasm_i16x8_extend_low_i8x16(wv), hi = wasm_i16x8_extend_high_i8x16(wv);
-    const v128_t xa = wasm_v128_load32_splat(c[0] + 2 * i), xb = wasm_v128_load32_splat(c[1] + 2 * i);
-    const v128_t xc = wasm_v128_load32_splat(c[2] + 2 * i), xd = wasm_v128_load32_splat(c[3] + 2 * i);
-    a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(lo, xa));
-    a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(hi, xa));
-    b0 = wasm_i32x4_add(b0, wasm_i32x4_dot_i16x8(lo, xb));
-    b1 = wasm_i32x4_add(b1, wasm_i32x4_dot_i16x8(hi, xb));
-    c0 = wasm_i32x4_add(c0, wasm_i32x4_dot_i16x8(lo, xc));
-    c1 = wasm_i32x4_add(c1, wasm_i32x4_dot_i16x8(hi, xc));
-    d0 = wasm_i32x4_add(d0, wasm_i32x4_dot_i16x8(lo, xd));
-    d1 = wasm_i32x4_add(d1, wasm_i32x4_dot_i16x8(hi, xd));
-  }
+  const Sums4 t = dot4(q, pairs, c);
   (void)acc;
   const v128_t qs0 = wasm_v128_load(w.qscale.data() + j0), qs1 = wasm_v128_load(w.qscale.data() + j0 + 4);
   const v128_t bias0 = bias ? wasm_v128_load(bias + j0) : qs0, bias1 = bias ? wasm_v128_load(bias + j0 + 4) : qs1;
@@ -256,14 +255,14 @@ void panel_dot4_store(const std::int8_t* q, std::size_t pairs, const std::int16_
     if (act == Activation::relu6) v = wasm_f32x4_pmin(v, six);
     wasm_v128_store(dst, v);
   };
-  out(a0, qs0, bias0, sx[0], y[0] + j0);
-  out(a1, qs1, bias1, sx[0], y[0] + j0 + 4);
-  out(b0, qs0, bias0, sx[1], y[1] + j0);
-  out(b1, qs1, bias1, sx[1], y[1] + j0 + 4);
-  out(c0, qs0, bias0, sx[2], y[2] + j0);
-  out(c1, qs1, bias1, sx[2], y[2] + j0 + 4);
-  out(d0, qs0, bias0, sx[3], y[3] + j0);
-  out(d1, qs1, bias1, sx[3], y[3] + j0 + 4);
+  out(t.a0, qs0, bias0, sx[0], y[0] + j0);
+  out(t.a1, qs1, bias1, sx[0], y[0] + j0 + 4);
+  out(t.b0, qs0, bias0, sx[1], y[1] + j0);
+  out(t.b1, qs1, bias1, sx[1], y[1] + j0 + 4);
+  out(t.c0, qs0, bias0, sx[2], y[2] + j0);
+  out(t.c1, qs1, bias1, sx[2], y[2] + j0 + 4);
+  out(t.d0, qs0, bias0, sx[3], y[3] + j0);
+  out(t.d1, qs1, bias1, sx[3], y[3] + j0 + 4);
 #else
   panel_dot4(q, pairs, c, acc);
   for (std::size_t r = 0; r < 4; ++r) store(acc[r], sx[r], w, j0, bias, y[r], act);
