@@ -204,18 +204,25 @@ void panel_dot4(const std::int8_t* q, std::size_t pairs, const std::int16_t* con
 #endif
 }
 
+#if defined(__wasm_simd128__)
+// Four outputs' epilogue: dst = act(float(sums)·(sx·qs) + bias), the scalar loop's operations four lanes at a time.
+[[gnu::always_inline]] inline void store4(v128_t sums, float sx, const float* qs, const float* bias, float* dst,
+                                          Activation act) {
+  v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), wasm_f32x4_mul(wasm_f32x4_splat(sx), wasm_v128_load(qs)));
+  if (bias != nullptr) v = wasm_f32x4_add(v, wasm_v128_load(bias));
+  if (act != Activation::none) v = wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));   // v < 0 ? 0 : v
+  if (act == Activation::relu6) v = wasm_f32x4_pmin(v, wasm_f32x4_splat(6.0f));  // 6 < v ? 6 : v
+  wasm_v128_store(dst, v);
+}
+#endif
+
 void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t j0, const float* bias, float* y,
            Activation act) {
 #if defined(__wasm_simd128__) || defined(__SSE2__)
   if (j0 + kPanel <= w.rows) {  // a whole panel: the scalar loop's operations, four lanes at a time
     for (std::size_t h = 0; h < kPanel; h += 4) {
 #if defined(__wasm_simd128__)
-      const v128_t s = wasm_f32x4_mul(wasm_f32x4_splat(sx), wasm_v128_load(w.qscale.data() + j0 + h));
-      v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_v128_load(acc + h)), s);
-      if (bias != nullptr) v = wasm_f32x4_add(v, wasm_v128_load(bias + j0 + h));
-      if (act != Activation::none) v = wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));          // v < 0 ? 0 : v
-      if (act == Activation::relu6) v = wasm_f32x4_pmin(v, wasm_f32x4_splat(6.0f));         // 6 < v ? 6 : v
-      wasm_v128_store(y + j0 + h, v);
+      store4(wasm_v128_load(acc + h), sx, w.qscale.data() + j0 + h, bias ? bias + j0 + h : nullptr, y + j0 + h, act);
 #else
       const __m128 s = _mm_mul_ps(_mm_set1_ps(sx), _mm_loadu_ps(w.qscale.data() + j0 + h));
       __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(acc + h))), s);
@@ -235,38 +242,32 @@ void store(const std::int32_t* acc, float sx, const PackedMatrix& w, std::size_t
   }
 }
 
-// panel_dot4, then store() for the four rows, for a whole panel (j0 + kPanel ≤ rows). In WASM the sums go from
-// registers straight into store()'s epilogue (the same operations in the same order, so the same bits): with the
-// few inputs of MobileNetV2's early 1×1 convolutions (k = 16–32) the round trip of 64 accumulators through memory
-// and the calls cost about as much as the dots.
+// panel_dot4, then store() for the four rows. For a whole panel in WASM the sums go from registers straight into
+// store()'s epilogue (store4: the same operations, so the same bits): with the few inputs of MobileNetV2's early
+// 1×1 convolutions (k = 16–32) the round trip of 64 accumulators through memory and the calls cost about as much as
+// the dots.
 void panel_dot4_store(const std::int8_t* q, std::size_t pairs, const std::int16_t* const c[4], const float sx[4],
                       const PackedMatrix& w, std::size_t j0, const float* bias, float* const y[4], Activation act,
                       std::int32_t* const acc[4]) {
 #if defined(__wasm_simd128__)
-  const Sums4 t = dot4(q, pairs, c);
-  (void)acc;
-  const v128_t qs0 = wasm_v128_load(w.qscale.data() + j0), qs1 = wasm_v128_load(w.qscale.data() + j0 + 4);
-  const v128_t bias0 = bias ? wasm_v128_load(bias + j0) : qs0, bias1 = bias ? wasm_v128_load(bias + j0 + 4) : qs1;
-  const v128_t zero = wasm_f32x4_splat(0.0f), six = wasm_f32x4_splat(6.0f);
-  const auto out = [&](v128_t acc4, v128_t qs, v128_t b, float s, float* dst) {  // store()'s operations
-    v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc4), wasm_f32x4_mul(wasm_f32x4_splat(s), qs));
-    if (bias != nullptr) v = wasm_f32x4_add(v, b);
-    if (act != Activation::none) v = wasm_f32x4_pmax(v, zero);
-    if (act == Activation::relu6) v = wasm_f32x4_pmin(v, six);
-    wasm_v128_store(dst, v);
-  };
-  out(t.a0, qs0, bias0, sx[0], y[0] + j0);
-  out(t.a1, qs1, bias1, sx[0], y[0] + j0 + 4);
-  out(t.b0, qs0, bias0, sx[1], y[1] + j0);
-  out(t.b1, qs1, bias1, sx[1], y[1] + j0 + 4);
-  out(t.c0, qs0, bias0, sx[2], y[2] + j0);
-  out(t.c1, qs1, bias1, sx[2], y[2] + j0 + 4);
-  out(t.d0, qs0, bias0, sx[3], y[3] + j0);
-  out(t.d1, qs1, bias1, sx[3], y[3] + j0 + 4);
-#else
+  if (j0 + kPanel <= w.rows) {
+    const Sums4 t = dot4(q, pairs, c);
+    const float* qs = w.qscale.data() + j0;
+    const float* b0 = bias ? bias + j0 : nullptr;
+    const float* b1 = bias ? bias + j0 + 4 : nullptr;
+    store4(t.a0, sx[0], qs, b0, y[0] + j0, act);
+    store4(t.a1, sx[0], qs + 4, b1, y[0] + j0 + 4, act);
+    store4(t.b0, sx[1], qs, b0, y[1] + j0, act);
+    store4(t.b1, sx[1], qs + 4, b1, y[1] + j0 + 4, act);
+    store4(t.c0, sx[2], qs, b0, y[2] + j0, act);
+    store4(t.c1, sx[2], qs + 4, b1, y[2] + j0 + 4, act);
+    store4(t.d0, sx[3], qs, b0, y[3] + j0, act);
+    store4(t.d1, sx[3], qs + 4, b1, y[3] + j0 + 4, act);
+    return;
+  }
+#endif
   panel_dot4(q, pairs, c, acc);
   for (std::size_t r = 0; r < 4; ++r) store(acc[r], sx[r], w, j0, bias, y[r], act);
-#endif
 }
 
 // An int8 matrix of n rows × k inputs, all codes and scales zero, in the packed layout of kernels.h.
@@ -458,14 +459,8 @@ void linear_int8(std::size_t m, const float* x, std::size_t ldx, const PackedMat
       for (std::size_t r = 0; r < 4; ++r)
         sx[r] = quantize_input_int16(x + (i + r) * ldx, w.cols, codes[r]);
       float* const ys[4] = {y + i * ldy, y + (i + 1) * ldy, y + (i + 2) * ldy, y + (i + 3) * ldy};
-      for (std::size_t j0 = j_begin; j0 < j_end; j0 += kPanel) {
-        if (j0 + kPanel <= w.rows) {
-          panel_dot4_store(w.qdata.data() + j0 * k2, pairs, codes, sx, w, j0, bias, ys, act, accs);
-        } else {
-          panel_dot4(w.qdata.data() + j0 * k2, pairs, codes, accs);
-          for (std::size_t r = 0; r < 4; ++r) store(accs[r], sx[r], w, j0, bias, ys[r], act);
-        }
-      }
+      for (std::size_t j0 = j_begin; j0 < j_end; j0 += kPanel)
+        panel_dot4_store(w.qdata.data() + j0 * k2, pairs, codes, sx, w, j0, bias, ys, act, accs);
     }
   }
   for (; i + 2 <= m; i += 2) {
