@@ -14,9 +14,8 @@ import random
 SEED = 5858
 N = 64
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "shared"))
-if not os.path.isdir(SHARED):
-    SHARED = "/work/shared"
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+SHARED = os.path.join(os.path.dirname(REPO), "shared")  # ../shared, beside the repository
 
 
 def main():
