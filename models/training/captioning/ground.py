@@ -21,43 +21,14 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 
-import numpy as np
-from PIL import Image
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from engine_io import decode_photos, run_cli  # noqa: E402
+
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SHARED = os.path.join(REPO, "..", "shared")
-
-
-def write_ppm(path, rgb):
-    h, w, _ = rgb.shape
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (w, h))
-        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
-
-
-def decode_photos(names, tar_path, out_dir):
-    """NAME.jpg of the tar -> out_dir/NAME.ppm (PIL, RGB); returns the paths in the order of `names`."""
-    paths = []
-    with tarfile.open(tar_path) as tar:
-        members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
-        for n in names:
-            with Image.open(tar.extractfile(members[n])) as im:
-                rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
-            p = os.path.join(out_dir, n.rsplit(".", 1)[0] + ".ppm")
-            write_ppm(p, rgb)
-            paths.append(p)
-    return paths
-
-
-def run_cli(cmd, stdin_text):
-    proc = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
-    return [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
 
 
 def main():

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402  (models/training/)
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
 
 PAD, UNK = "<pad>", "<unk>"
 PAD_ID, UNK_ID = 0, 1
@@ -226,12 +226,7 @@ def accuracy(model, encoded, batch_size=256):
 
 # ----------------------------------------------------------------------------------------- safetensors
 
-def save_safetensors(path, tensors, metadata=None):
-    write_safetensors(path, tensors, metadata)
-
-
-def load_safetensors(path):
-    return read_safetensors(path)[0]
+# write_safetensors, read_safetensors: models/training/safetensors_io.py (re-exported above)
 
 
 # ---------------------------------------------------------------------------------------------- bundles
@@ -257,7 +252,7 @@ def load_bundle(bundle_dir):
     if len(vocab) != cfg["vocab_size"]:
         raise ValueError(f"{bundle_dir}: vocab has {len(vocab)} entries, config says {cfg['vocab_size']}")
     model = build_model(cfg)
-    tensors = load_safetensors(os.path.join(bundle_dir, cfg["weights"]))
+    tensors, _ = read_safetensors(os.path.join(bundle_dir, cfg["weights"]))
     expected = model.state_dict()
     if set(tensors) != set(expected):
         raise ValueError(f"tensor names differ: missing {set(expected) - set(tensors)}, "
