@@ -1,4 +1,4 @@
-"""How well can any map built from the encoder's features point at the named objects? (issue 20, item 3)
+"""How well can any map built from the encoder's features point at the named objects? An evaluation tool.
 
 Before training a decoder towards some weak attention target, this scores candidate targets themselves on
 ../shared/ground/dev.jsonl (its score.py: pointing and mass, the gold caption's object words), with no decoder:
