@@ -24,6 +24,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sst2 import read_sst2_sentences  # noqa: E402
+
 PAD, UNK = "<pad>", "<unk>"
 PAD_ID, UNK_ID = 0, 1
 LABELS = ["NEGATIVE", "POSITIVE"]
@@ -35,15 +38,7 @@ DEFAULT_DATA_DIR = os.path.join(REPO_ROOT, "..", "shared", "data")
 
 def read_sst2(path):
     """Rows of `sentence<TAB>label` after a header line -> list of (tokens, label)."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        if header != ["sentence", "label"]:
-            raise ValueError(f"{path}: unexpected header {header}")
-        for line in f:
-            sentence, label = line.rstrip("\n").split("\t")
-            rows.append((sentence.split(), int(label)))
-    return rows
+    return [(sentence.split(), label) for sentence, label in read_sst2_sentences(path)]
 
 
 def build_vocab(rows, min_count):
