@@ -790,15 +790,8 @@ void sweep_conv(ConvFn conv, ConvFn depthwise) {
         }
   // MobileNetV2-like layers: the stride-2 3×3 stem on an even size (TF pads one row/column, bottom/right) and
   // a pointwise 1×1 expansion, which takes the pure-GEMM path.
-  k::Conv2dParams stem;
-  stem.in_h = 16;
-  stem.in_w = 16;
-  stem.in_c = 3;
-  stem.out_c = 32;
-  stem.kernel_h = stem.kernel_w = 3;
-  stem.stride = 2;
-  stem.padding = k::Padding::same_tf;
-  stem.activation = k::Activation::relu6;
+  // in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride, padding, pad_h, pad_w, activation
+  const k::Conv2dParams stem{16, 16, 3, 32, 3, 3, 2, k::Padding::same_tf, 0, 0, k::Activation::relu6};
   CHECK(check_conv(stem, false, conv, true));
   k::Conv2dParams pointwise;
   pointwise.in_h = 7;

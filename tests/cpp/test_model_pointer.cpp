@@ -24,6 +24,7 @@
 #include "io/bundle.h"
 #include "io/safetensors.h"
 #include "models/pointer_net.h"
+#include "test_support.h"
 
 using attnlens::Error;
 using attnlens::api::PointerSorter;
@@ -35,13 +36,7 @@ namespace {
 
 const std::string kDir = std::string(ATTNLENS_SOURCE_DIR) + "/models/pointer-sort/";
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using attnlens::testing::read_file;
 
 GoldenTensor golden_tensor(const attnlens::io::SafeTensors& st, const std::string& name) {
   GoldenTensor t;
@@ -96,7 +91,7 @@ void check_result_sane(const PointerSortResult& r) {
 }  // namespace
 
 TEST_CASE("pointer-sort: engine forward equals PyTorch on the goldens (order, pointer maps, encoder maps)") {
-  const json golden = json::parse(read_text(kDir + "golden.json"));
+  const json golden = json::parse(read_file(kDir + "golden.json"));
   const auto gst = attnlens::io::SafeTensors::load(kDir + "golden.safetensors");
   const auto sorter = PointerSorter::load(kDir);
   const attnlens::models::PointerNet net(attnlens::io::Bundle::load(kDir));
@@ -200,8 +195,8 @@ TEST_CASE("pointer-sort: bad input is a clear Error") {
 }
 
 TEST_CASE("pointer-sort: bundles with bad configs are refused with the key named") {
-  const std::string config = read_text(kDir + "config.json");
-  const std::string weights_text = read_text(kDir + "weights.safetensors");
+  const std::string config = read_file(kDir + "config.json");
+  const std::string weights_text = read_file(kDir + "weights.safetensors");
   const std::vector<std::uint8_t> weights(weights_text.begin(), weights_text.end());
   const auto with = [&](const std::string& key, const json& value) {
     json c = json::parse(config);

@@ -20,6 +20,7 @@
 #include "api.h"
 #include "image/pnm.h"
 #include "io/safetensors.h"
+#include "test_support.h"
 
 namespace {
 
@@ -30,13 +31,7 @@ namespace io = attnlens::io;
 const std::string kSource = ATTNLENS_SOURCE_DIR;
 const char* kBundles[] = {"shapes-vqa-coattn", "shapes-vqa-aoa"};
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using attnlens::testing::read_file;
 
 void check_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   REQUIRE_MESSAGE(got.size() == want.size(), what << ": " << got.size() << " values, golden has " << want.size());
