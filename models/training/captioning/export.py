@@ -127,10 +127,7 @@ def main():
     ap.add_argument("--length-norm", type=float, default=0.0,
                     help="the bundle's decoding.length_norm: beam search answers the finished hypothesis with the best "
                          "score / len^length_norm (chosen on dev)")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     name = os.path.basename(os.path.normpath(args.out))
     if not os.path.exists(os.path.join(args.encoder_dir, "config.json")):
         sys.exit("no encoder bundle at %s: run export_encoder.py first" % args.encoder_dir)

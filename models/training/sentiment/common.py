@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
+from safetensors_io import load_float32_state, read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sst2 import read_sst2_sentences  # noqa: E402
@@ -248,15 +248,4 @@ def load_bundle(bundle_dir):
         raise ValueError(f"{bundle_dir}: vocab has {len(vocab)} entries, config says {cfg['vocab_size']}")
     model = build_model(cfg)
     tensors, _ = read_safetensors(os.path.join(bundle_dir, cfg["weights"]))
-    expected = model.state_dict()
-    if set(tensors) != set(expected):
-        raise ValueError(f"tensor names differ: missing {set(expected) - set(tensors)}, "
-                         f"extra {set(tensors) - set(expected)}")
-    state = {}
-    for name, ref in expected.items():
-        if tuple(tensors[name].shape) != tuple(ref.shape):
-            raise ValueError(f"{name}: shape {tensors[name].shape} != {tuple(ref.shape)}")
-        state[name] = torch.from_numpy(tensors[name].astype(np.float32))
-    model.load_state_dict(state)
-    model.eval()
-    return cfg, vocab, model
+    return cfg, vocab, load_float32_state(model, tensors, bundle_dir)
