@@ -10,7 +10,7 @@ Output: three lines on stdout, nothing written to disk:
     largest relative error, exact arithmetic: <e>
     P: p1, p2, ...           (x^2 upwards, each rounded to float and printed as a Python float)
     Q: q1, q2, ...
-The constants are copied into tanh_batch by hand (highest power first there). Takes about a minute.
+The constants are copied into tanh_batch by hand (highest power first there). About half a minute of CPU time.
 
 Minimises the largest relative error over 1,500 points clustered at both ends of [0, c]: each pass solves the
 linearised problem x*P - f*Q = 0 weighted by 1/(f*Q_previous) (Loeb), and the weights follow Lawson's update

@@ -24,8 +24,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from engine_io import flickr8k_captions  # noqa: E402
-from evaluate_engine import DATA, tokenize  # noqa: E402
+from engine_io import DATA, flickr8k_captions  # noqa: E402
+from evaluate_engine import tokenize  # noqa: E402
 
 
 def ngram_counts(tokens, n):

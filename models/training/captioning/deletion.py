@@ -22,7 +22,6 @@ and adjectives whose evidence is in the image; "all" also counts the function wo
 Reported: words, mean drop_top, mean drop_rand, their ratio, the share of words with drop_top > drop_rand, and a
 95% bootstrap interval (1000 resamples of photos) of mean(drop_top - drop_rand).
 """
-import argparse
 import json
 import math
 import os
@@ -34,11 +33,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from engine_io import flickr8k_captions, photo_tar, run_cli, write_ppm  # noqa: E402
+from engine_io import engine_parser, flickr8k_captions, photo_tar, run_cli, split_names, write_ppm  # noqa: E402
 
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(REPO, "..", "shared", "data")
-SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
 SHARE = 0.25
 STOP = set("a an the and or of in on at to into onto with without by for from near next over under up down out off "
            "is are was were be being been it its his her their he she they them this that these those there while "
@@ -109,12 +105,7 @@ def summary(rows, n_photos, seed):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
-    ap.add_argument("--data-dir", default=DATA)
-    ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    ap = engine_parser()
     ap.add_argument("--words", choices=["content", "all"], default="content")
     ap.add_argument("--random-regions", type=int, default=3)
     ap.add_argument("--seed", type=int, default=2018)
@@ -124,7 +115,7 @@ def main():
     args = ap.parse_args()
     grid = grid_side(args.bundle)
     hidden = cells_hidden(grid)
-    names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
+    names = split_names(args.data_dir, args.split)
     if args.limit:
         names = names[:args.limit]
     caps = {n: c[0] for n, c in flickr8k_captions(args.data_dir).items()}

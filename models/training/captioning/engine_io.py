@@ -5,6 +5,7 @@ Binary PPM (P6, 8-bit RGB) read and write and RGB -> RGBA (the engine has no JPE
 JSON lines. No torch, so the engine-side tools (evaluate_engine.py, ground.py, deletion.py) and their tests use it
 as well as the exporters and golden scripts.
 """
+import argparse
 import contextlib
 import json
 import os
@@ -13,6 +14,29 @@ import sys
 import tarfile
 
 import numpy as np
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+DATA = os.path.join(REPO, "..", "shared", "data")
+SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
+
+
+def engine_parser(doc=None, flickr8k_split=True):
+    """The engine-side tools' command line: --bundle (models/flickr8k-mobilenet), --encoder, --cli (build/attnlens-cli)
+    and, with flickr8k_split, --data-dir and --split (test or dev); add the tool's own options to it."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
+    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
+    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
+    if flickr8k_split:
+        ap.add_argument("--data-dir", default=DATA)
+        ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    return ap
+
+
+def split_names(data_dir, split):
+    """The photo file names of a Flickr8k split, in the split file's order."""
+    with open(os.path.join(data_dir, "flickr8k", SPLIT_FILES[split])) as f:
+        return [ln.strip() for ln in f if ln.strip()]
 
 
 def read_ppm(path):

@@ -10,7 +10,6 @@ Each JPEG of ../shared/data/flickr8k/flickr8k_images_160.tar is decoded with PIL
 does), written as a binary PPM to a temporary folder, and captioned by `attnlens-cli caption` in one process per
 beam setting: the engine does the resize to 224x224, normalisation, MobileNetV2, and the decoder itself.
 """
-import argparse
 import json
 import os
 import re
@@ -23,11 +22,9 @@ from nltk.translate.bleu_score import corpus_bleu
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import engine_io  # noqa: E402
+from engine_io import engine_parser, split_names  # noqa: E402
 
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(REPO, "..", "shared", "data")
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
-SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
 
 
 def tokenize(s):
@@ -42,17 +39,12 @@ def bleu_scores(hyps, refs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
-    ap.add_argument("--data-dir", default=DATA)
-    ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    ap = engine_parser()
     ap.add_argument("--beams", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--limit", type=int, default=0, help="first N images only (smoke runs; report the full set)")
     ap.add_argument("--out", help="write hypotheses and scores as JSON here")
     args = ap.parse_args()
-    names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
+    names = split_names(args.data_dir, args.split)
     if args.limit:
         names = names[:args.limit]
     allcaps = engine_io.flickr8k_captions(args.data_dir)

@@ -25,7 +25,6 @@ the looks of earlier steps: if an earlier step's α points at the object more of
 for a word is not where the word's evidence came from. With decoder.context = "output" word t's only visual
 evidence is z_t, so s = 0 should be the best row.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -34,9 +33,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from engine_io import decode_photos, run_cli  # noqa: E402
+from engine_io import REPO, decode_photos, engine_parser, run_cli  # noqa: E402
 
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SHARED = os.path.join(REPO, "..", "shared")
 
 
@@ -72,10 +70,7 @@ def print_shift_table(ground_dir, gold, model, shifts):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
+    ap = engine_parser(__doc__, flickr8k_split=False)
     ap.add_argument("--ground-dir", default=os.path.join(SHARED, "ground"))
     ap.add_argument("--tar", default=os.path.join(SHARED, "data", "flickr8k", "flickr8k_images_160.tar"))
     ap.add_argument("--gold", default="dev.jsonl", help="file of --ground-dir (dev.jsonl: the tuning set)")
