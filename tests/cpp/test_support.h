@@ -1,5 +1,5 @@
-// Small helpers the C++ tests share: reading a file or a JSON file of the source tree, and the message of the
-// attnlens::Error a call throws.
+// Small helpers the C++ tests share: reading a file or a JSON file of the source tree, the message of the
+// attnlens::Error a call throws, and golden tensors stored in a safetensors file with their strict comparison.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,10 +8,13 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "golden.h"
+#include "io/safetensors.h"
 
 namespace attnlens::testing {
 
@@ -37,6 +40,21 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// A golden tensor stored in a safetensors file (golden.safetensors of a model bundle), widened to float.
+inline GoldenTensor golden_tensor(const attnlens::io::SafeTensors& st, const std::string& name) {
+  GoldenTensor t;
+  t.dims = st.info(name).shape;
+  t.data = st.to_float(name);
+  return t;
+}
+
+// Strict parity: |actual − expected| ≤ 1e-4 (no relative slack).
+inline void check_close(const std::vector<float>& actual, const GoldenTensor& expected, const std::string& label) {
+  const auto cmp = compare(actual, expected, label, 1e-4, 0.0);
+  INFO(cmp.report);
+  CHECK(cmp.ok);
 }
 
 }  // namespace attnlens::testing
