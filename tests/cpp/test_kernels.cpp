@@ -53,6 +53,17 @@ void for_each_backend(F body) {
   k::select_simd_backend("auto");
 }
 
+// sweep(plain, false) and sweep(nt, true) on every SIMD backend, then on the reference kernels.
+template <class Sweep, class Fn, class RefFn>
+void sweep_plain_and_nt(Sweep sweep, Fn plain, Fn nt, RefFn plain_ref, RefFn nt_ref) {
+  for_each_backend([&] {
+    sweep(plain, false);
+    sweep(nt, true);
+  });
+  sweep(plain_ref, false);
+  sweep(nt_ref, true);
+}
+
 // A float buffer whose data starts one float past a 64-byte boundary, to exercise unaligned loads.
 struct Buffer {
   std::vector<float> storage;
@@ -259,21 +270,12 @@ void sweep_gemm_bias_act(GemmBiasFn fn, bool transposed) {
 }  // namespace
 
 TEST_CASE("kernels: gemm_bias_act and gemm_nt_bias_act fuse bias and activation") {
-  for_each_backend([] {
-    sweep_gemm_bias_act(&k::gemm_bias_act, false);
-    sweep_gemm_bias_act(&k::gemm_nt_bias_act, true);
-  });
-  sweep_gemm_bias_act(&k::gemm_bias_act_ref, false);
-  sweep_gemm_bias_act(&k::gemm_nt_bias_act_ref, true);
+  sweep_plain_and_nt(sweep_gemm_bias_act, &k::gemm_bias_act, &k::gemm_nt_bias_act, &k::gemm_bias_act_ref,
+                     &k::gemm_nt_bias_act_ref);
 }
 
 TEST_CASE("kernels: gemv and gemv_nt match double precision") {
-  for_each_backend([] {
-    sweep_gemv(&k::gemv, false);
-    sweep_gemv(&k::gemv_nt, true);
-  });
-  sweep_gemv(&k::gemv_ref, false);
-  sweep_gemv(&k::gemv_nt_ref, true);
+  sweep_plain_and_nt(sweep_gemv, &k::gemv, &k::gemv_nt, &k::gemv_ref, &k::gemv_nt_ref);
 }
 
 TEST_CASE("kernels: leading dimensions smaller than a row are rejected") {
