@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 // How far an int8 captioner's attention moves from its float32 original: max and mean |α_int8 − α_float32| over the
 // four sanity images of tests/goldens/captioning/sanity, each with two forced captions (a fixed one and the float32
-// model's own default caption), through the npm package's pipeline (WASM).
+// model's own default caption), through the npm package's pipeline (WASM). The README's int8 paragraph quotes its
+// figures for the shipped captioner; rerun it when the captioner or its int8 codes change.
 //
+// Needs wasm/dist (node scripts/build.mjs wasm) and the int8 bundles, made by scripts/quantize.mjs:
 //   node scripts/quantize.mjs models/flickr8k-mobilenet /tmp/int8/flickr8k-mobilenet
 //   node scripts/quantize.mjs models/flickr8k-mobilenet-encoder /tmp/int8/flickr8k-mobilenet-encoder
 //   node scripts/caption-int8-alpha.mjs [FLOAT_BUNDLE] [INT8_BUNDLE]   (defaults: flickr8k-mobilenet, /tmp/int8/flickr8k-mobilenet)
+//
+// Output: one line on stdout, nothing written to disk:
+//   INT8_BUNDLE against FLOAT_BUNDLE: |alpha difference| max M, mean A over N weights
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 

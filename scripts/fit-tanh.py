@@ -1,7 +1,16 @@
 #!/usr/bin/env python3
 """Coefficients of the engine's tanh: tanh(x) ~ x*P(x^2)/Q(x^2) on [0, c], P(0) = Q(0) = 1.
 
-    python3 scripts/fit-tanh.py 5 3 7.9      # degrees of P and Q in x^2, the clamp c
+The tool that produced the committed constants of src/kernels/kernels_simd.hpp (tanh_batch); rerun it to check them
+or to fit another degree or clamp:
+
+    python3 scripts/fit-tanh.py 5 3 7.9      # degrees of P and Q in x^2, the clamp c (the committed fit)
+
+Output: three lines on stdout, nothing written to disk:
+    largest relative error, exact arithmetic: <e>
+    P: p1, p2, ...           (x^2 upwards, each rounded to float and printed as a Python float)
+    Q: q1, q2, ...
+The constants are copied into tanh_batch by hand (highest power first there). About half a minute of CPU time.
 
 Minimises the largest relative error over 1,500 points clustered at both ends of [0, c]: each pass solves the
 linearised problem x*P - f*Q = 0 weighted by 1/(f*Q_previous) (Loeb), and the weights follow Lawson's update

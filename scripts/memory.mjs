@@ -66,6 +66,12 @@ const TASK_CHECKS = {
 };
 const keyOf = (task, r) => JSON.stringify(TASK_CHECKS[task].key(r));
 
+// A configuration calling p(input(i), options), and its twin `${name}-no-maps` with output_attentions: false.
+const withAndWithoutMaps = (name, model, input, options) => [
+  { name, model, call: (p, i) => p(input(i), options) },
+  { name: `${name}-no-maps`, model, call: (p, i) => p(input(i), { ...options, output_attentions: false }) },
+];
+
 /**
  * The configurations: { name, model (a key of MODELS), call(p, i) }; call returns the result to check, or
  * { error: RegExp } for a call that must be refused with an Error whose message matches.
@@ -74,19 +80,11 @@ export const CONFIGURATIONS = [
   { name: 'sentiment-maps', model: 'sentiment', call: (p, i) => p(SENTENCES_EN[i % 4]) },
   { name: 'sentiment-no-maps', model: 'sentiment', call: (p, i) => p(SENTENCES_EN[i % 4], { output_attentions: false }) },
   { name: 'relation-maps', model: 'relation', call: (p, i) => p(SENTENCES_EN[i % 4]) },
-  { name: 'translation-greedy', model: 'translation', call: (p, i) => p(SENTENCES_DE[i % 4], { num_beams: 1 }) },
-  { name: 'translation-greedy-no-maps', model: 'translation',
-    call: (p, i) => p(SENTENCES_DE[i % 4], { num_beams: 1, output_attentions: false }) },
-  { name: 'translation-beam4', model: 'translation', call: (p, i) => p(SENTENCES_DE[i % 4], { num_beams: 4 }) },
-  { name: 'translation-beam4-no-maps', model: 'translation',
-    call: (p, i) => p(SENTENCES_DE[i % 4], { num_beams: 4, output_attentions: false }) },
+  ...withAndWithoutMaps('translation-greedy', 'translation', (i) => SENTENCES_DE[i % 4], { num_beams: 1 }),
+  ...withAndWithoutMaps('translation-beam4', 'translation', (i) => SENTENCES_DE[i % 4], { num_beams: 4 }),
   { name: 'translation-align', model: 'translation', call: (p, i) => p.align(SENTENCES_DE[i % 2], ['A dog runs.', 'Two children play in the mud.'][i % 2]) },
-  { name: 'captioning-greedy', model: 'captioning', call: (p, i) => p(IMAGES[i % 3], { num_beams: 1 }) },
-  { name: 'captioning-greedy-no-maps', model: 'captioning',
-    call: (p, i) => p(IMAGES[i % 3], { num_beams: 1, output_attentions: false }) },
-  { name: 'captioning-beam3', model: 'captioning', call: (p, i) => p(IMAGES[i % 3], { num_beams: 3 }) },
-  { name: 'captioning-beam3-no-maps', model: 'captioning',
-    call: (p, i) => p(IMAGES[i % 3], { num_beams: 3, output_attentions: false }) },
+  ...withAndWithoutMaps('captioning-greedy', 'captioning', (i) => IMAGES[i % 3], { num_beams: 1 }),
+  ...withAndWithoutMaps('captioning-beam3', 'captioning', (i) => IMAGES[i % 3], { num_beams: 3 }),
   { name: 'vqa-maps', model: 'vqa',
     call: (p, i) => p(IMAGES[i % 3], ['what colour is the circle?', 'how many squares are there?',
       'is the triangle left of the square?'][i % 3]) },

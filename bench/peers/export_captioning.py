@@ -13,28 +13,22 @@ flickr8k_test_S.rgba (N x S x S x 4).
 
   /usr/bin/python3 bench/peers/export_captioning.py --bundle models/flickr8k-mobilenet --out bench/peers/out
 """
-import argparse
 import io
 import json
 import os
 import sys
 import tarfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "models", "training", "captioning"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_common import OPSET, REPO, export, finish, parse_args, recipe  # noqa: E402  (exits without PyTorch)
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn as nn
-except ImportError:
-    sys.exit("bench/peers: PyTorch is missing; install it with `apt-get install python3-torch python3-torchvision`")
+recipe("captioning")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 
 import bundle  # noqa: E402
 import mobilenet  # noqa: E402
-
-OPSET = 17
 DATA = os.path.join(REPO, "..", "shared", "data", "flickr8k")
 
 
@@ -92,13 +86,8 @@ def write_images(out, n, S):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    p.add_argument("--out", default=os.path.join(HERE, "out"))
-    p.add_argument("--images", type=int, default=20)
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
+    args = parse_args(__doc__, lambda p: p.add_argument("--images", type=int, default=20),
+                      bundle=os.path.join(REPO, "models", "flickr8k-mobilenet"))
     with open(os.path.join(args.bundle, "config.json")) as f:
         cfg = json.load(f)
     enc_dir = bundle.encoder_dir_for(args.bundle, cfg)
@@ -108,8 +97,7 @@ def main():
     cp = cfg["encoder"].get("cell_position") == "xy"
     S = bundle.input_size(cfg)
     with torch.no_grad():
-        torch.onnx.export(Grid(enc, cp), (torch.zeros(1, 3, S, S),), path, input_names=["pixels"],
-                          output_names=["grid"], opset_version=OPSET, do_constant_folding=True)
+        export(Grid(enc, cp), (torch.zeros(1, 3, S, S),), path, input_names=["pixels"], output_names=["grid"])
     written = [path, write_images(args.out, args.images, S)]
     # The Show-Attend-Tell decoder of the captioning bundle (sat.py), from the bundle's weights.
     _, dec, _, _ = bundle.load_bundle(args.bundle, enc_dir)
@@ -117,22 +105,17 @@ def main():
     with torch.no_grad():
         grid = Grid(enc, cp)(torch.zeros(1, 3, S, S))
         path = os.path.join(args.out, f"{cap}.decoder-init.onnx")
-        torch.onnx.export(DecoderInit(dec), (grid,), path, input_names=["grid"], output_names=["p", "keys", "h", "c"],
-                          opset_version=OPSET, do_constant_folding=True)
+        export(DecoderInit(dec), (grid,), path, input_names=["grid"], output_names=["p", "keys", "h", "c"])
         written.append(path)
         p_, keys, h, c = dec.encode(grid)
         for maps in (False, True):
             path = os.path.join(args.out, f"{cap}.decoder.{'maps' if maps else 'nomaps'}.onnx")
             outs = ["logits", "next_h", "next_c"] + (["alpha", "beta"] if maps else [])
-            torch.onnx.export(DecoderStep(dec, maps), (torch.tensor([1]), p_, keys, h, c), path,
-                              input_names=["token", "p", "keys", "h", "c"], output_names=outs,
-                              dynamic_axes={k: {0: "N"} for k in ["token", "p", "keys", "h", "c"] + outs},
-                              opset_version=OPSET, do_constant_folding=True)
+            export(DecoderStep(dec, maps), (torch.tensor([1]), p_, keys, h, c), path,
+                   input_names=["token", "p", "keys", "h", "c"], output_names=outs,
+                   dynamic_axes={k: {0: "N"} for k in ["token", "p", "keys", "h", "c"] + outs})
             written.append(path)
-    with open(os.path.join(args.out, f"{name}.json"), "w") as f:
-        json.dump({"name": name, "torch": torch.__version__, "opset": OPSET}, f)
-    for w in written:
-        print(f"wrote {os.path.relpath(w)} ({os.path.getsize(w) / 1e6:.1f} MB)")
+    finish(args.out, name, {"name": name, "torch": torch.__version__, "opset": OPSET}, written)
 
 
 if __name__ == "__main__":

@@ -8,32 +8,21 @@ modules (models/training/sentiment/common.py); the forward is the recipe's with 
 
   /usr/bin/python3 bench/peers/export_sentiment.py --bundle models/sst2-selfattn --out bench/peers/out
 """
-import argparse
 import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "models", "training", "sentiment"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_common import OPSET, Graph, export, finish, parse_args, recipe  # noqa: E402  (exits without PyTorch)
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn as nn
-except ImportError:
-    sys.exit("bench/peers: PyTorch is missing; install it with `apt-get install python3-torch`")
+recipe("sentiment")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 import common  # noqa: E402
 
-OPSET = 17
 
-
-class SelfAttn(nn.Module):
-    def __init__(self, m, maps):
-        super().__init__()
-        self.m, self.maps = m, maps
-
+class SelfAttn(Graph):
     def forward(self, ids):
         m = self.m
         h, _ = m.lstm(m.embedding(ids))                                   # (1,T,2u)
@@ -43,11 +32,7 @@ class SelfAttn(nn.Module):
         return (probs, att) if self.maps else probs
 
 
-class Relation(nn.Module):
-    def __init__(self, m, maps):
-        super().__init__()
-        self.m, self.maps = m, maps
-
+class Relation(Graph):
     def forward(self, ids):
         m = self.m
         E = m.emb_dim
@@ -67,22 +52,16 @@ class Relation(nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bundle", required=True)
-    p.add_argument("--out", default=os.path.join(HERE, "out"))
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
+    args = parse_args(__doc__)
     name = os.path.basename(os.path.normpath(args.bundle))
     with open(os.path.join(args.bundle, "config.json")) as f:
         cfg = json.load(f)
     model = common.build_model(cfg)
     tensors, _ = common.read_safetensors(os.path.join(args.bundle, cfg.get("weights", "weights.safetensors")))
-    own = model.state_dict()
-    if set(own) != set(tensors):
-        sys.exit(f"{args.bundle}: tensors differ from the recipe's model: {sorted(set(own) ^ set(tensors))}")
-    model.load_state_dict({k: torch.from_numpy(tensors[k].astype(np.float32)) for k in own})
-    model.eval()
+    try:
+        common.load_float32_state(model, tensors, args.bundle)
+    except ValueError as e:
+        sys.exit(str(e))
     wrap = SelfAttn if cfg["architecture"] == "selfattn-classifier" else Relation
     written = []
     ids = torch.tensor([[5, 6, 7, 8, 9]], dtype=torch.long)
@@ -93,13 +72,10 @@ def main():
             axes = {"ids": {1: "T"}}
             if maps:
                 axes["attention"] = {2: "T"} if wrap is SelfAttn else {1: "T", 2: "T"}
-            torch.onnx.export(wrap(model, maps), (ids,), path, input_names=["ids"], output_names=outs,
-                              dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True)
+            export(wrap(model, maps), (ids,), path, input_names=["ids"], output_names=outs, dynamic_axes=axes)
             written.append(path)
-    with open(os.path.join(args.out, f"{name}.json"), "w") as f:
-        json.dump({"name": name, "architecture": cfg["architecture"], "torch": torch.__version__, "opset": OPSET}, f)
-    for w in written:
-        print(f"wrote {os.path.relpath(w)} ({os.path.getsize(w) / 1e6:.1f} MB)")
+    finish(args.out, name, {"name": name, "architecture": cfg["architecture"], "torch": torch.__version__,
+                            "opset": OPSET}, written)
 
 
 if __name__ == "__main__":

@@ -18,35 +18,22 @@ graphs compute the recipe's maths.
 
   /usr/bin/python3 bench/peers/export_translation.py --bundle models/de-en-general --out bench/peers/out
 """
-import argparse
-import json
 import math
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "models", "training", "translation"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_common import OPSET, Graph, export, finish, parse_args, recipe  # noqa: E402  (exits without PyTorch)
 
-try:
-    import torch
-    import torch.nn as nn
-except ImportError:
-    sys.exit("bench/peers: PyTorch is missing; install it with `apt-get install python3-torch` "
-             "(see models/training/translation/README.md)")
+recipe("translation")
+import torch  # noqa: E402
 
 from bundle import load_bundle  # noqa: E402
 from models import RnnAdditive  # noqa: E402
 
-OPSET = 17
 
-
-class Encoder(nn.Module):
+class Encoder(Graph):
     """Batch 1, no padding (one sentence), so no mask: the engine's encoder over one sentence."""
-
-    def __init__(self, model, maps):
-        super().__init__()
-        self.m, self.maps = model, maps
 
     def forward(self, src_ids):
         m = self.m
@@ -65,13 +52,13 @@ class Encoder(nn.Module):
         return tuple(out)
 
 
-class DecoderStep(nn.Module):
+class DecoderStep(Graph):
     """models.TransformerSeq2Seq.step with the cache as explicit inputs/outputs (no source padding: batch rows
     are hypotheses of one sentence)."""
 
     def __init__(self, model, maps, logprobs=False):
-        super().__init__()
-        self.m, self.maps, self.logprobs = model, maps, logprobs
+        super().__init__(model, maps)
+        self.logprobs = logprobs
 
     def forward(self, token, pos, *cache):
         m = self.m
@@ -114,8 +101,8 @@ def export_transformer(model, cfg, name, out_dir):
         for o in enc_out:
             axes[o] = {2: "S"} if o.startswith("cross") else {3: "S", 4: "S"}
         path = os.path.join(out_dir, f"{name}.encoder.{variant}.onnx")
-        torch.onnx.export(Encoder(model, maps), (src,), path, input_names=["src_ids"], output_names=enc_out,
-                          dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True)
+        export(Encoder(model, maps), (src,), path, input_names=["src_ids"], output_names=enc_out,
+               dynamic_axes=axes)
         written.append(path)
 
         n, t, s = 2, 3, 6
@@ -142,18 +129,14 @@ def export_transformer(model, cfg, name, out_dir):
             names = ["logprobs" if lp else "logits"] + out_names[1:]
             ax = dict(axes)
             ax[names[0]] = ax.pop("logits")
-            torch.onnx.export(DecoderStep(model, maps, lp), (token, pos, *past, *cross), path, input_names=in_names,
-                              output_names=names, dynamic_axes=ax, opset_version=OPSET, do_constant_folding=True)
+            export(DecoderStep(model, maps, lp), (token, pos, *past, *cross), path, input_names=in_names,
+                   output_names=names, dynamic_axes=ax)
             written.append(path)
     return written
 
 
-class RnnEncoder(nn.Module):
+class RnnEncoder(Graph):
     """Batch 1, no padding: the packed bidirectional RNN of models.run_birnn is the plain RNN over the sentence."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.m = model
 
     def forward(self, src_ids):
         m = self.m
@@ -168,12 +151,8 @@ class RnnEncoder(nn.Module):
         return (out, m.attn_w(out), *states, h0.new_zeros(1, m.emb))
 
 
-class RnnStep(nn.Module):
+class RnnStep(Graph):
     """models.Rnn*.step with the state as explicit inputs/outputs; every source position is kept (no padding)."""
-
-    def __init__(self, model, maps):
-        super().__init__()
-        self.m, self.maps = model, maps
 
     def forward(self, token, memory, keys, *state):
         m = self.m
@@ -199,9 +178,8 @@ def export_rnn(model, cfg, name, out_dir):
     src = torch.tensor([[5, 6, 7, 8, 9, 3]], dtype=torch.long)
     enc = RnnEncoder(model)
     path = os.path.join(out_dir, f"{name}.encoder.onnx")
-    torch.onnx.export(enc, (src,), path, input_names=["src_ids"], output_names=["memory", "keys"] + state_names,
-                      dynamic_axes={"src_ids": {1: "S"}, "memory": {1: "S"}, "keys": {1: "S"}},
-                      opset_version=OPSET, do_constant_folding=True)
+    export(enc, (src,), path, input_names=["src_ids"], output_names=["memory", "keys"] + state_names,
+           dynamic_axes={"src_ids": {1: "S"}, "memory": {1: "S"}, "keys": {1: "S"}})
     written = [path]
     memory, keys, *state = enc(src)
     n = 2
@@ -216,20 +194,14 @@ def export_rnn(model, cfg, name, out_dir):
         if maps:
             axes["cross"] = {0: "N", 1: "S"}
         path = os.path.join(out_dir, f"{name}.decoder.{'maps' if maps else 'nomaps'}.onnx")
-        torch.onnx.export(RnnStep(model, maps), (token, memory, keys, *state), path,
-                          input_names=["token", "memory", "keys"] + state_names, output_names=outs, dynamic_axes=axes,
-                          opset_version=OPSET, do_constant_folding=True)
+        export(RnnStep(model, maps), (token, memory, keys, *state), path,
+               input_names=["token", "memory", "keys"] + state_names, output_names=outs, dynamic_axes=axes)
         written.append(path)
     return written, state_names
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bundle", required=True)
-    p.add_argument("--out", default=os.path.join(HERE, "out"))
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
+    args = parse_args(__doc__)
     model, cfg = load_bundle(args.bundle)
     name = cfg["name"]
     meta = {"name": name, "architecture": cfg["architecture"], "vocab_size": cfg["vocab_size"],
@@ -240,8 +212,6 @@ def main():
             meta.update({k: cfg[k] for k in ("decoder_layers", "encoder_layers", "heads", "d_model")})
         else:
             written, meta["state"] = export_rnn(model, cfg, name, args.out)
-    with open(os.path.join(args.out, f"{name}.json"), "w") as f:
-        json.dump(meta, f, indent=2)
     try:  # the Tatoeba dev split of the general corpus (general.py), for a second timing set
         from general import TATOEBA_FILE, read_tatoeba, split_tatoeba
         if os.path.exists(TATOEBA_FILE):
@@ -253,8 +223,7 @@ def main():
             written.append(path)
     except ImportError:
         pass
-    for w in written:
-        print(f"wrote {os.path.relpath(w)} ({os.path.getsize(w) / 1e6:.1f} MB)")
+    finish(args.out, name, meta, written, indent=2)
 
 
 if __name__ == "__main__":

@@ -52,3 +52,23 @@ def read_safetensors(path):
         arr = np.frombuffer(data[base + begin:base + end], dtype=dtype.newbyteorder("<"))
         out[name] = arr.reshape(info["shape"]).astype(dtype)
     return out, header.get("__metadata__", {})
+
+
+def load_float32_state(model, tensors, where):
+    """Loads tensors (name -> np.ndarray, e.g. F16 as stored) into a torch module as float32, as the engine widens
+    them, after checking that the names and shapes are exactly the module's; returns the module in eval mode.
+    Raises ValueError naming `where` (the bundle) on any difference."""
+    import torch
+    own = model.state_dict()
+    missing = sorted(set(own) - set(tensors))
+    unexpected = sorted(set(tensors) - set(own))
+    if missing or unexpected:
+        raise ValueError(f"{where}: missing tensors {missing}, unexpected tensors {unexpected}")
+    state = {}
+    for k, v in own.items():
+        if tuple(tensors[k].shape) != tuple(v.shape):
+            raise ValueError(f"{where}: tensor {k} has shape {tensors[k].shape}, expected {tuple(v.shape)}")
+        state[k] = torch.from_numpy(tensors[k].astype(np.float32))
+    model.load_state_dict(state)
+    model.eval()
+    return model

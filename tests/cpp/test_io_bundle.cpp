@@ -21,6 +21,7 @@
 #include "io/safetensors.h"
 #include "kernels/kernels.h"
 #include "nn/linear.h"
+#include "test_support.h"
 
 using attnlens::io::Bundle;
 using attnlens::io::SafeTensors;
@@ -84,14 +85,7 @@ std::string write_bundle(const std::string& name, const std::string& config, con
   return dir;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const attnlens::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using attnlens::testing::error_of;
 
 // Loads the bytes both ways (file bundle and in-memory) and checks that both fail with `expected` in the message.
 void expect_weights_error(const std::string& case_name, const Bytes& weights, const std::string& expected) {

@@ -16,6 +16,7 @@
 #include "api.h"
 #include "common.h"
 #include "io/config.h"
+#include "test_support.h"
 
 namespace {
 
@@ -26,17 +27,16 @@ namespace api = attnlens::api;
 
 const std::string kSource = ATTNLENS_SOURCE_DIR;
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using attnlens::testing::read_file;
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
   const std::string s = read_file(path);
   return std::vector<std::uint8_t>(s.begin(), s.end());
+}
+
+// A translator bundle's bpe.vocab and bpe.merges, as from_memory takes them.
+std::map<std::string, std::string> tokenizer_files(const std::string& dir) {
+  return {{"bpe.vocab", read_file(dir + "bpe.vocab")}, {"bpe.merges", read_file(dir + "bpe.merges")}};
 }
 
 // The message of the attnlens::Error `f` throws; a failed check (and "") when it throws anything else or nothing.
@@ -105,8 +105,7 @@ TEST_SUITE("io.config") {
   TEST_CASE("translation (Transformer): wrong types are Errors naming the key") {
     const std::string dir = kSource + "/models/de-en-transformer/";
     const auto weights = read_bytes(dir + "weights.safetensors");
-    const std::map<std::string, std::string> files = {{"bpe.vocab", read_file(dir + "bpe.vocab")},
-                                                      {"bpe.merges", read_file(dir + "bpe.merges")}};
+    const auto files = tokenizer_files(dir);
     check_cases(dir + "config.json",
                 {{"name", [](json& c) { c["name"] = false; }},
                  {"tokenizer", [](json& c) { c["tokenizer"] = "bpe"; }},
@@ -123,8 +122,7 @@ TEST_SUITE("io.config") {
   TEST_CASE("translation (RNN): wrong types are Errors naming the key") {
     const std::string dir = kSource + "/tests/goldens/translation/rnn-additive/";
     const auto weights = read_bytes(dir + "weights.safetensors");
-    const std::map<std::string, std::string> files = {{"bpe.vocab", read_file(dir + "bpe.vocab")},
-                                                      {"bpe.merges", read_file(dir + "bpe.merges")}};
+    const auto files = tokenizer_files(dir);
     check_cases(dir + "config.json",
                 {{"name", [](json& c) { c["name"] = 7; }},
                  {"tokenizer.type", [](json& c) { c["tokenizer"]["type"] = false; }},

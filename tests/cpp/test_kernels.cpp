@@ -53,6 +53,17 @@ void for_each_backend(F body) {
   k::select_simd_backend("auto");
 }
 
+// sweep(plain, false) and sweep(nt, true) on every SIMD backend, then on the reference kernels.
+template <class Sweep, class Fn, class RefFn>
+void sweep_plain_and_nt(Sweep sweep, Fn plain, Fn nt, RefFn plain_ref, RefFn nt_ref) {
+  for_each_backend([&] {
+    sweep(plain, false);
+    sweep(nt, true);
+  });
+  sweep(plain_ref, false);
+  sweep(nt_ref, true);
+}
+
 // A float buffer whose data starts one float past a 64-byte boundary, to exercise unaligned loads.
 struct Buffer {
   std::vector<float> storage;
@@ -259,21 +270,12 @@ void sweep_gemm_bias_act(GemmBiasFn fn, bool transposed) {
 }  // namespace
 
 TEST_CASE("kernels: gemm_bias_act and gemm_nt_bias_act fuse bias and activation") {
-  for_each_backend([] {
-    sweep_gemm_bias_act(&k::gemm_bias_act, false);
-    sweep_gemm_bias_act(&k::gemm_nt_bias_act, true);
-  });
-  sweep_gemm_bias_act(&k::gemm_bias_act_ref, false);
-  sweep_gemm_bias_act(&k::gemm_nt_bias_act_ref, true);
+  sweep_plain_and_nt(sweep_gemm_bias_act, &k::gemm_bias_act, &k::gemm_nt_bias_act, &k::gemm_bias_act_ref,
+                     &k::gemm_nt_bias_act_ref);
 }
 
 TEST_CASE("kernels: gemv and gemv_nt match double precision") {
-  for_each_backend([] {
-    sweep_gemv(&k::gemv, false);
-    sweep_gemv(&k::gemv_nt, true);
-  });
-  sweep_gemv(&k::gemv_ref, false);
-  sweep_gemv(&k::gemv_nt_ref, true);
+  sweep_plain_and_nt(sweep_gemv, &k::gemv, &k::gemv_nt, &k::gemv_ref, &k::gemv_nt_ref);
 }
 
 TEST_CASE("kernels: leading dimensions smaller than a row are rejected") {
@@ -790,15 +792,8 @@ void sweep_conv(ConvFn conv, ConvFn depthwise) {
         }
   // MobileNetV2-like layers: the stride-2 3×3 stem on an even size (TF pads one row/column, bottom/right) and
   // a pointwise 1×1 expansion, which takes the pure-GEMM path.
-  k::Conv2dParams stem;
-  stem.in_h = 16;
-  stem.in_w = 16;
-  stem.in_c = 3;
-  stem.out_c = 32;
-  stem.kernel_h = stem.kernel_w = 3;
-  stem.stride = 2;
-  stem.padding = k::Padding::same_tf;
-  stem.activation = k::Activation::relu6;
+  // in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride, padding, pad_h, pad_w, activation
+  const k::Conv2dParams stem{16, 16, 3, 32, 3, 3, 2, k::Padding::same_tf, 0, 0, k::Activation::relu6};
   CHECK(check_conv(stem, false, conv, true));
   k::Conv2dParams pointwise;
   pointwise.in_h = 7;

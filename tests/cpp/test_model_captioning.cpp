@@ -27,6 +27,7 @@
 #include "models/mobilenet_v2.h"
 #include "models/show_attend_tell.h"
 #include "text/words.h"
+#include "test_support.h"
 
 namespace {
 
@@ -42,13 +43,7 @@ const std::string kGoldenDir = kSource + "/tests/goldens/captioning";
 const std::string kEncoderDir = kSource + "/models/mobilenet-v2-imagenet";
 const std::string kTinyDir = kGoldenDir + "/tiny-sat";
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using attnlens::testing::read_file;
 
 const io::SafeTensors& golden() {
   static const io::SafeTensors g = io::SafeTensors::load(kGoldenDir + "/golden.safetensors");

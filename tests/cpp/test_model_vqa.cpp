@@ -20,6 +20,7 @@
 #include "api.h"
 #include "image/pnm.h"
 #include "io/safetensors.h"
+#include "test_support.h"
 
 namespace {
 
@@ -30,13 +31,7 @@ namespace io = attnlens::io;
 const std::string kSource = ATTNLENS_SOURCE_DIR;
 const char* kBundles[] = {"shapes-vqa-coattn", "shapes-vqa-aoa"};
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using attnlens::testing::read_file;
 
 void check_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   REQUIRE_MESSAGE(got.size() == want.size(), what << ": " << got.size() << " values, golden has " << want.size());
@@ -60,10 +55,15 @@ const attnlens::image::DecodedImage& scene(const std::string& rel) {
   return it->second;
 }
 
-// The bundles are written by models/training/vqa/export.py; a checkout without them skips these tests.
+// The bundles are written by models/training/vqa/export.py; a checkout without them skips these tests (false,
+// with a message saying so).
 bool exported() {
-  for (const char* name : kBundles)
-    if (!std::ifstream(kSource + "/models/" + name + "/golden.json").good()) return false;
+  for (const char* name : kBundles) {
+    if (!std::ifstream(kSource + "/models/" + name + "/golden.json").good()) {
+      MESSAGE("skipped: the shapes-vqa bundles are not exported");
+      return false;
+    }
+  }
   return true;
 }
 
@@ -77,10 +77,7 @@ const api::VisualQA& model(const std::string& name) {
 }  // namespace
 
 TEST_CASE("vqa bundles equal their PyTorch goldens (answer logits and every map)") {
-  if (!exported()) {
-    MESSAGE("skipped: the shapes-vqa bundles are not exported");
-    return;
-  }
+  if (!exported()) return;
   for (const char* name : kBundles) {
     const std::string dir = kSource + "/models/" + name;
     const nlohmann::json gj = nlohmann::json::parse(read_file(dir + "/golden.json"));
@@ -126,10 +123,7 @@ TEST_CASE("vqa bundles equal their PyTorch goldens (answer logits and every map)
 }
 
 TEST_CASE("vqa: the maps' shapes and the answer list") {
-  if (!exported()) {
-    MESSAGE("skipped: the shapes-vqa bundles are not exported");
-    return;
-  }
+  if (!exported()) return;
   const api::VisualQA& vqa = model("shapes-vqa-coattn");
   const auto& img = scene("tests/goldens/vqa/shapes-1.ppm");
   const api::VqaResult r = vqa.answer(img.pixels.data(), img.pixels.size(), img.width, img.height,
@@ -151,10 +145,7 @@ TEST_CASE("vqa: the maps' shapes and the answer list") {
 }
 
 TEST_CASE("vqa: bad input is an Error with a clear message, and the model keeps working") {
-  if (!exported()) {
-    MESSAGE("skipped: the shapes-vqa bundles are not exported");
-    return;
-  }
+  if (!exported()) return;
   const api::VisualQA& vqa = model("shapes-vqa-aoa");
   const auto& img = scene("tests/goldens/vqa/shapes-2.ppm");
   auto ask = [&](const std::string& q) {
@@ -193,10 +184,7 @@ TEST_CASE("vqa: bad input is an Error with a clear message, and the model keeps 
 }
 
 TEST_CASE("vqa: broken bundles are refused with the file and key named") {
-  if (!exported()) {
-    MESSAGE("skipped: the shapes-vqa bundles are not exported");
-    return;
-  }
+  if (!exported()) return;
   const std::string dir = kSource + "/models/shapes-vqa-coattn";
   const std::string enc = kSource + "/models/mobilenet-v2-imagenet";
   const std::string config = read_file(dir + "/config.json");

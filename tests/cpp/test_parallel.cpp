@@ -161,15 +161,8 @@ TEST_CASE("parallel: kernels give the same bits for any thread count") {
     }
   }
   SUBCASE("depthwise and im2col convolutions") {
-    k::Conv2dParams p;
-    p.in_h = 57;
-    p.in_w = 43;
-    p.in_c = 96;
-    p.out_c = 96;
-    p.kernel_h = p.kernel_w = 3;
-    p.stride = 2;
-    p.padding = k::Padding::same_tf;
-    p.activation = k::Activation::relu6;
+    // in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride, padding, pad_h, pad_w, activation
+    k::Conv2dParams p{57, 43, 96, 96, 3, 3, 2, k::Padding::same_tf, 0, 0, k::Activation::relu6};
     const auto g = k::conv2d_geometry(p);
     const auto input = random_vector(p.in_h * p.in_w * p.in_c, 7), dw = random_vector(9 * p.in_c, 8),
                bias = random_vector(p.out_c, 9);

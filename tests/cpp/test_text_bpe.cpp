@@ -15,6 +15,7 @@
 #include "common.h"
 #include "text/bpe.h"
 #include "text/utf8.h"
+#include "test_support.h"
 
 using attnlens::text::BpeLearnOptions;
 using attnlens::text::BpeTokenizer;
@@ -57,14 +58,7 @@ std::string temp_path(const std::string& name) {
   return "/tmp/attnlens_test_text_" + name;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const attnlens::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using attnlens::testing::error_of;
 
 }  // namespace
 
@@ -317,18 +311,19 @@ TEST_SUITE("text.bpe") {
 
     CHECK(error_of([] { BpeTokenizer::load("/tmp/attnlens_no_such_model"); })
               .find("cannot open '/tmp/attnlens_no_such_model.vocab'") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<s>\n<unk>\n</s>\n", ""); })
-              .find("vocabulary entry 1 is '<s>' but must be '<unk>'") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\na\nb\n", "a b\n"); })
-              .find("merge 1 ('a b'): the merged piece is not in the vocabulary") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\na\nab\n", "a b\n"); })
-              .find("right part is not a vocabulary piece") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\na\nb\nab\n", "ab\n"); })
-              .find("merges line 1 must be 'left right'") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\na\na\n", ""); })
-              .find("piece 'a' appears twice") != std::string::npos);
-    CHECK(error_of([] { BpeTokenizer::from_text("<pad>\n<unk>\n<s>\n</s>\n\xFF\n", ""); })
-              .find("is not valid UTF-8") != std::string::npos);
+    // vocabulary text, merges text, a part of the error message
+    const char* const bad_text[][3] = {
+        {"<pad>\n<s>\n<unk>\n</s>\n", "", "vocabulary entry 1 is '<s>' but must be '<unk>'"},
+        {"<pad>\n<unk>\n<s>\n</s>\na\nb\n", "a b\n", "merge 1 ('a b'): the merged piece is not in the vocabulary"},
+        {"<pad>\n<unk>\n<s>\n</s>\na\nab\n", "a b\n", "right part is not a vocabulary piece"},
+        {"<pad>\n<unk>\n<s>\n</s>\na\nb\nab\n", "ab\n", "merges line 1 must be 'left right'"},
+        {"<pad>\n<unk>\n<s>\n</s>\na\na\n", "", "piece 'a' appears twice"},
+        {"<pad>\n<unk>\n<s>\n</s>\n\xFF\n", "", "is not valid UTF-8"},
+    };
+    for (const auto& c : bad_text) {
+      CAPTURE(c[2]);
+      CHECK(error_of([&] { BpeTokenizer::from_text(c[0], c[1]); }).find(c[2]) != std::string::npos);
+    }
     CHECK(error_of([] { BpeTokenizer::from_json(nlohmann::json{{"type", "wordpiece"}}); })
               .find("\"type\" must be \"bpe\"") != std::string::npos);
     std::remove((prefix + ".vocab").c_str());

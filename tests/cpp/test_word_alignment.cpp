@@ -18,27 +18,17 @@
 #include "io/safetensors.h"
 #include "text/bpe.h"
 #include "text/word_spans.h"
+#include "test_support.h"
 
 namespace {
 
 using attnlens::analysis::Link;
 using attnlens::text::WordSpan;
 
-std::string source_path(const std::string& relative) { return std::string(ATTNLENS_SOURCE_DIR) + "/" + relative; }
+using attnlens::testing::read_json;
+using attnlens::testing::source_path;
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
-  nlohmann::json j;
-  in >> j;
-  return j;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(static_cast<bool>(in), "cannot open " << path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using attnlens::testing::read_file;
 
 attnlens::text::BpeTokenizer transformer_bpe() {
   const std::string dir = source_path("models/de-en-transformer/");

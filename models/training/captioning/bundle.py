@@ -57,11 +57,9 @@ IMAGE_CONFIG = image_config()
 def input_size(config):
     """The side a bundle's config.json gives its encoder's input (224 when it names none)."""
     return int(config.get("image", {}).get("input_size", [mobilenet.INPUT_SIZE])[0])
+# the recipes' one safetensors reader and writer (read_safetensors returns (tensors, metadata))
+read_safetensors = safetensors_io.read_safetensors
 write_safetensors = safetensors_io.write_safetensors
-
-
-def read_safetensors(path):
-    return safetensors_io.read_safetensors(path)[0]
 
 
 def encoder_tensors(encoder_dir):
@@ -69,7 +67,7 @@ def encoder_tensors(encoder_dir):
     float32 scale where a "<name>_scale" is stored (export_encoder.py), else the values upcast."""
     config = json.load(open(os.path.join(encoder_dir, "config.json")))
     assert config["architecture"] == "mobilenet-v2", encoder_dir
-    w = read_safetensors(os.path.join(encoder_dir, config["weights"]))
+    w, _ = read_safetensors(os.path.join(encoder_dir, config["weights"]))
     out = {}
     for k, v in w.items():
         if k.endswith("_scale"):
@@ -217,7 +215,7 @@ def load_bundle(bundle_dir, encoder_dir=None):
     tensors themselves load those."""
     config = json.load(open(os.path.join(bundle_dir, "config.json")))
     assert config["format"] == "attnlens-bundle" and config["architecture"] == "show-attend-tell"
-    w = read_safetensors(os.path.join(bundle_dir, config["weights"]))
+    w, _ = read_safetensors(os.path.join(bundle_dir, config["weights"]))
     itos = open(os.path.join(bundle_dir, config["tokenizer"]["vocab"])).read().rstrip("\n").split("\n")
     if "bundle" in config["encoder"]:
         enc = load_encoder_bundle(encoder_dir or encoder_dir_for(bundle_dir, config))

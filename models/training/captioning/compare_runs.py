@@ -24,7 +24,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from evaluate_engine import DATA, read_captions, tokenize  # noqa: E402
+from engine_io import DATA, flickr8k_captions  # noqa: E402
+from evaluate_engine import tokenize  # noqa: E402
 
 
 def ngram_counts(tokens, n):
@@ -75,7 +76,7 @@ def main():
     ha, hb = ra["hypotheses"], rb["hypotheses"]
     if set(ha) != set(hb):
         sys.exit("the runs captioned different images")
-    caps = read_captions(args.data_dir)
+    caps = flickr8k_captions(args.data_dir)
     names = sorted(ha)
     sa = np.array([image_stats(ha[n], caps[n]) for n in names], dtype=np.float64)
     sb = np.array([image_stats(hb[n], caps[n]) for n in names], dtype=np.float64)

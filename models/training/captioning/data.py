@@ -5,22 +5,10 @@ import os
 import numpy as np
 
 import text
+from engine_io import flickr8k_captions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, "cache")
-
-
-def load_flickr8k_captions(data_dir):
-    caps = {}
-    with open(os.path.join(data_dir, "flickr8k", "Flickr8k.token.txt")) as f:
-        for ln in f:
-            ln = ln.rstrip("\n")
-            if not ln:
-                continue
-            key, cap = ln.split("\t", 1)
-            name = key.rsplit("#", 1)[0]
-            caps.setdefault(name, []).append(cap)
-    return caps
 
 
 def load_split(task, split, data_dir, cache_dir=CACHE, grid="grid7"):
@@ -28,7 +16,7 @@ def load_split(task, split, data_dir, cache_dir=CACHE, grid="grid7"):
     if task == "flickr8k":
         names = json.load(open(os.path.join(cache_dir, "flickr8k_%s_names.json" % split)))
         feats = np.load(os.path.join(cache_dir, "flickr8k_%s_%s.npy" % (split, grid)))
-        allcaps = load_flickr8k_captions(data_dir)
+        allcaps = flickr8k_captions(data_dir)
         caps = [allcaps[n] for n in names]
     elif task == "shapes":
         meta = json.load(open(os.path.join(cache_dir, "shapes_%s.json" % split)))

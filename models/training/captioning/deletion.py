@@ -22,46 +22,23 @@ and adjectives whose evidence is in the image; "all" also counts the function wo
 Reported: words, mean drop_top, mean drop_rand, their ratio, the share of words with drop_top > drop_rand, and a
 95% bootstrap interval (1000 resamples of photos) of mean(drop_top - drop_rand).
 """
-import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 
 import numpy as np
-from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(REPO, "..", "shared", "data")
-SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
+sys.path.insert(0, HERE)
+from engine_io import engine_parser, flickr8k_captions, photo_tar, run_cli, split_names, write_ppm  # noqa: E402
+
 SHARE = 0.25
 STOP = set("a an the and or of in on at to into onto with without by for from near next over under up down out off "
            "is are was were be being been it its his her their he she they them this that these those there while "
            "as through across along around behind front top another other each some two three one".split())
-
-
-def write_ppm(path, rgb):
-    h, w, _ = rgb.shape
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (w, h))
-        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
-
-
-def first_captions(data_dir):
-    caps = {}
-    with open(os.path.join(data_dir, "flickr8k", "Flickr8k.token.txt")) as f:
-        for ln in f:
-            ln = ln.rstrip("\n")
-            if ln:
-                key, cap = ln.split("\t", 1)
-                if key.endswith("#0"):
-                    caps[key[:-2]] = cap
-    return caps
 
 
 def grid_side(bundle_dir):
@@ -90,10 +67,7 @@ def run_forced(cli, bundle, encoder, lines, with_attention):
     cmd = [cli, "caption", "--model", bundle, "--forced", "--json"] + (["--attentions"] if with_attention else [])
     if encoder:
         cmd += ["--encoder", encoder]
-    proc = subprocess.run(cmd, input="".join("%s\t%s\n" % pc for pc in lines), capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
-    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
+    out = run_cli(cmd, "".join("%s\t%s\n" % pc for pc in lines))
     assert len(out) == len(lines), (len(out), len(lines))
     return out
 
@@ -131,12 +105,7 @@ def summary(rows, n_photos, seed):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
-    ap.add_argument("--data-dir", default=DATA)
-    ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    ap = engine_parser()
     ap.add_argument("--words", choices=["content", "all"], default="content")
     ap.add_argument("--random-regions", type=int, default=3)
     ap.add_argument("--seed", type=int, default=2018)
@@ -146,22 +115,20 @@ def main():
     args = ap.parse_args()
     grid = grid_side(args.bundle)
     hidden = cells_hidden(grid)
-    names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
+    names = split_names(args.data_dir, args.split)
     if args.limit:
         names = names[:args.limit]
-    caps = first_captions(args.data_dir)
+    caps = {n: c[0] for n, c in flickr8k_captions(args.data_dir).items()}
     rows = {"all": [], "content": []} if args.words == "all" else {"content": []}
     per_word = []
     t0 = time.time()
-    with tarfile.open(os.path.join(args.data_dir, "flickr8k", "flickr8k_images_160.tar")) as tar, \
+    with photo_tar(os.path.join(args.data_dir, "flickr8k", "flickr8k_images_160.tar")) as photo_rgb, \
             tempfile.TemporaryDirectory(prefix="attnlens-deletion-") as tmp:
-        members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
         for c0 in range(0, len(names), args.chunk):
             chunk = list(range(c0, min(c0 + args.chunk, len(names))))
             photos = {}
             for i in chunk:
-                with Image.open(tar.extractfile(members[names[i]])) as im:
-                    photos[i] = np.asarray(im.convert("RGB"), dtype=np.uint8)
+                photos[i] = photo_rgb(names[i])
             # 1. the photos as they are
             lines = []
             for i in chunk:

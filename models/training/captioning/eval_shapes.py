@@ -73,10 +73,7 @@ def main():
                          "re-rendered scenes written as PPM files (no torch in the measured path)")
     ap.add_argument("--cache-dir", default=data.CACHE)
     ap.add_argument("--out")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
     seed = shapes.SPLIT_SEEDS[args.split]
     if args.engine:
@@ -115,11 +112,7 @@ def main():
             _, dec, itos, cfg = bundle.load_bundle(args.bundle)
             max_len = cfg["decoder"]["max_len"]
         else:
-            ck = torch.load(args.checkpoint)
-            itos = ck["itos"]
-            dec = sat.ShowAttendTell(len(itos), **ck["hp"])
-            dec.load_state_dict(ck["model"])
-            dec.eval()
+            dec, itos, ck = sat.load_checkpoint(args.checkpoint)
             max_len = ck["args"]["max_len"]
         meta = json.load(open(os.path.join(args.cache_dir, "shapes_%s.json" % args.split)))
         scenes = meta["scenes"]

@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bundle  # noqa: E402
 import data  # noqa: E402
+import engine_io  # noqa: E402
 import extract_features  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
@@ -64,13 +65,10 @@ def main():
     ap.add_argument("--length-norm", type=float, default=0.0)
     ap.add_argument("--cache-dir", default=data.CACHE)
     ap.add_argument("--out", help="write hypotheses + scores as JSON here")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
     names = extract_features.read_split(args.data_dir, args.split)
-    allcaps = data.load_flickr8k_captions(args.data_dir)
+    allcaps = engine_io.flickr8k_captions(args.data_dir)
     refs = [allcaps[n] for n in names]
     if args.bundle:
         enc, dec, itos, cfg = bundle.load_bundle(args.bundle)
@@ -78,11 +76,7 @@ def main():
         projected = False
         max_len = cfg["decoder"]["max_len"]
     else:
-        ck = torch.load(args.checkpoint)
-        itos = ck["itos"]
-        dec = sat.ShowAttendTell(len(itos), **ck["hp"])
-        dec.load_state_dict(ck["model"])
-        dec.eval()
+        dec, itos, ck = sat.load_checkpoint(args.checkpoint)
         names, f16, refs = data.load_split("flickr8k", args.split, args.data_dir, args.cache_dir)
         with torch.no_grad():
             feats = dec.feat_proj(torch.from_numpy(f16.astype(np.float32)))

@@ -10,25 +10,21 @@ Each JPEG of ../shared/data/flickr8k/flickr8k_images_160.tar is decoded with PIL
 does), written as a binary PPM to a temporary folder, and captioned by `attnlens-cli caption` in one process per
 beam setting: the engine does the resize to 224x224, normalisation, MobileNetV2, and the decoder itself.
 """
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 
-import numpy as np
 from nltk.translate.bleu_score import corpus_bleu
-from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(REPO, "..", "shared", "data")
+sys.path.insert(0, HERE)
+import engine_io  # noqa: E402
+from engine_io import engine_parser, split_names  # noqa: E402
+
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
-SPLIT_FILES = {"test": "Flickr_8k.testImages.txt", "dev": "Flickr_8k.devImages.txt"}
 
 
 def tokenize(s):
@@ -42,63 +38,29 @@ def bleu_scores(hyps, refs):
     return {"bleu%d" % n: 100.0 * corpus_bleu(r, h, weights=tuple([1.0 / n] * n)) for n in range(1, 5)}
 
 
-def read_captions(data_dir):
-    caps = {}
-    with open(os.path.join(data_dir, "flickr8k", "Flickr8k.token.txt")) as f:
-        for ln in f:
-            ln = ln.rstrip("\n")
-            if ln:
-                key, cap = ln.split("\t", 1)
-                caps.setdefault(key.rsplit("#", 1)[0], []).append(cap)
-    return caps
-
-
-def write_ppm(path, rgb):
-    h, w, _ = rgb.shape
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (w, h))
-        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
-    ap.add_argument("--data-dir", default=DATA)
-    ap.add_argument("--split", default="test", choices=sorted(SPLIT_FILES))
+    ap = engine_parser()
     ap.add_argument("--beams", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--limit", type=int, default=0, help="first N images only (smoke runs; report the full set)")
     ap.add_argument("--out", help="write hypotheses and scores as JSON here")
     args = ap.parse_args()
-    names = [ln.strip() for ln in open(os.path.join(args.data_dir, "flickr8k", SPLIT_FILES[args.split])) if ln.strip()]
+    names = split_names(args.data_dir, args.split)
     if args.limit:
         names = names[:args.limit]
-    allcaps = read_captions(args.data_dir)
+    allcaps = engine_io.flickr8k_captions(args.data_dir)
     refs = [allcaps[n] for n in names]
     results = {}
     with tempfile.TemporaryDirectory(prefix="attnlens-eval-") as tmp:
         t0 = time.time()
-        paths = []
-        with tarfile.open(os.path.join(args.data_dir, "flickr8k", "flickr8k_images_160.tar")) as tar:
-            members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
-            for i, n in enumerate(names):
-                with Image.open(tar.extractfile(members[n])) as im:
-                    rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
-                p = os.path.join(tmp, "%05d.ppm" % i)
-                write_ppm(p, rgb)
-                paths.append(p)
+        paths = engine_io.decode_photos(names, os.path.join(args.data_dir, "flickr8k", "flickr8k_images_160.tar"), tmp)
         print("decoded %d %s images with PIL (%.0fs)" % (len(paths), args.split, time.time() - t0), flush=True)
         for beams in args.beams:
             cmd = [args.cli, "caption", "--model", args.bundle, "--beams", str(beams), "--json"]
             if args.encoder:
                 cmd += ["--encoder", args.encoder]
             t1 = time.time()
-            proc = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True)
+            out = engine_io.run_cli(cmd, "\n".join(paths) + "\n")
             secs = time.time() - t1
-            if proc.returncode != 0:
-                sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
-            out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
             assert len(out) == len(paths), (len(out), len(paths))
             hyps = [o["text"] for o in out]
             sc = bleu_scores(hyps, refs)

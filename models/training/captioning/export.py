@@ -44,7 +44,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bundle  # noqa: E402
+import forced_goldens  # noqa: E402
 import mobilenet  # noqa: E402
+from engine_io import read_ppm, to_rgba  # noqa: E402
 import sat  # noqa: E402
 import shapes  # noqa: E402
 import text  # noqa: E402
@@ -64,21 +66,6 @@ def grid_cells(size):
     """The grid cells a golden keeps: first, middle, last (224, 7x7: 0, 24, 48)."""
     g = size // 32
     return [0, g * g // 2, g * g - 1]
-
-
-def read_ppm(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    parts = data.split(maxsplit=4)
-    assert parts[0] == b"P6" and parts[3] == b"255", path
-    w, h = int(parts[1]), int(parts[2])
-    return np.frombuffer(parts[4][:w * h * 3], np.uint8).reshape(h, w, 3)
-
-
-def to_rgba(px):
-    if px.shape[2] == 4:
-        return px
-    return np.concatenate([px, np.full(px.shape[:2] + (1,), 255, np.uint8)], axis=2)
 
 
 def golden_cases(task):
@@ -140,10 +127,7 @@ def main():
     ap.add_argument("--length-norm", type=float, default=0.0,
                     help="the bundle's decoding.length_norm: beam search answers the finished hypothesis with the best "
                          "score / len^length_norm (chosen on dev)")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     name = os.path.basename(os.path.normpath(args.out))
     if not os.path.exists(os.path.join(args.encoder_dir, "config.json")):
         sys.exit("no encoder bundle at %s: run export_encoder.py first" % args.encoder_dir)
@@ -242,7 +226,6 @@ def write_goldens(out, encoder_dir, task="flickr8k"):
     gsize = os.path.getsize(os.path.join(out, "golden.safetensors"))
     print("goldens: %d cases, golden.safetensors %.2f MB" % (len(cases), gsize / 1e6))
     # forced-caption goldens (teacher forcing, sat.forced_decode) on the same images: golden_forced.*
-    import forced_goldens  # noqa: E402
     forced_goldens.write_forced_goldens(out, encoder_dir)
 
     # (the ImageNet sanity fixtures of the encoder live in tests/goldens/captioning: make_captioning_goldens.py)

@@ -43,10 +43,7 @@ def main():
     ap.add_argument("--splits", nargs="+", default=["train", "dev", "test"], choices=["train", "dev", "test"],
                     help="which splits (training needs train and dev; test only for evaluate.py --checkpoint)")
     ap.add_argument("--max-minutes", type=float, default=30.0)
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     os.makedirs(args.cache_dir, exist_ok=True)
     t_start = time.time()
     model = mobilenet.build_mobilenet_v2(data_dir=args.data_dir)

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bundle  # noqa: E402
 import mobilenet  # noqa: E402
+import engine_io  # noqa: E402
 import sat  # noqa: E402
 import text  # noqa: E402
 
@@ -47,8 +48,7 @@ CAPTIONS = {
 
 def case_pixels(case, i, golden_tensors):
     if case.get("pixels_ppm"):
-        import export  # noqa: E402  (read_ppm, to_rgba; export imports this module lazily)
-        return export.to_rgba(export.read_ppm(os.path.join(mobilenet.REPO_ROOT, case["pixels_ppm"])))
+        return engine_io.to_rgba(engine_io.read_ppm(os.path.join(mobilenet.REPO_ROOT, case["pixels_ppm"])))
     return golden_tensors["case%d/pixels" % i].astype(np.float32).round().astype(np.uint8)
 
 
@@ -56,7 +56,7 @@ def case_pixels(case, i, golden_tensors):
 def write_forced_goldens(bundle_dir, encoder_dir=None, captions=None):
     name = os.path.basename(os.path.normpath(bundle_dir))
     meta = json.load(open(os.path.join(bundle_dir, "golden.json")))
-    gt = bundle.read_safetensors(os.path.join(bundle_dir, "golden.safetensors"))
+    gt, _ = bundle.read_safetensors(os.path.join(bundle_dir, "golden.safetensors"))
     enc, dec, itos, cfg = bundle.load_bundle(bundle_dir, encoder_dir=encoder_dir)
     stoi = {w: i for i, w in enumerate(itos)}
     if captions is None:  # another bundle: each case's greedy caption and one fixed caption

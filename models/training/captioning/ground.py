@@ -15,63 +15,75 @@ evaluate_engine.py does) and written as NAME.ppm to a temporary folder. Two runs
 Each run's output is the MODEL.jsonl that score.py reads (written to --out-dir as ground_forced.jsonl and
 ground_own.jsonl when given); score.py is then run on it and its lines are printed. Dev only: this set is for
 tuning; the held-out boxes are elsewhere.
+
+Which step's attention points at word t's object? `--shifts -2 -1 0 1 2` also scores the forced run with, for
+each shift s, word t given the α of step t + s (clamped to the caption), and once with the mean of the caption's α
+over all its steps, printed as one table row each (pointing and mass, all objects / small things).
+`--forced-file DIR/ground_forced.jsonl` scores a kept forced run that way without running the engine. In the
+paper's order (the LSTM reads z_t, the output layer sees h_t alone) the state that predicts word t already carries
+the looks of earlier steps: if an earlier step's α points at the object more often than α_t itself, the map shown
+for a word is not where the word's evidence came from. With decoder.context = "output" word t's only visual
+evidence is z_t, so s = 0 should be the best row.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 
-import numpy as np
-from PIL import Image
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, HERE)
+from engine_io import REPO, decode_photos, engine_parser, run_cli  # noqa: E402
+
 SHARED = os.path.join(REPO, "..", "shared")
 
 
-def write_ppm(path, rgb):
-    h, w, _ = rgb.shape
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (w, h))
-        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
+def shifted(model, shift):
+    """MODEL.jsonl records with each word's row replaced by the row of step t + shift (None: the caption's mean)."""
+    out = []
+    for m in model:
+        T, gh, gw = m["attention"]["dims"]
+        data, n = m["attention"]["data"], gh * gw
+        if shift is None:
+            mean = [sum(data[t * n + c] for t in range(T)) / T for c in range(n)]
+            rows = mean * T
+        else:
+            rows = []
+            for t in range(T):
+                s = min(max(t + shift, 0), T - 1)
+                rows += data[s * n:(s + 1) * n]
+        out.append(dict(m, attention=dict(m["attention"], dims=[T, gh, gw], data=rows)))
+    return out
 
 
-def decode_photos(names, tar_path, out_dir):
-    """NAME.jpg of the tar -> out_dir/NAME.ppm (PIL, RGB); returns the paths in the order of `names`."""
-    paths = []
-    with tarfile.open(tar_path) as tar:
-        members = {os.path.basename(m.name): m for m in tar.getmembers() if m.isfile()}
-        for n in names:
-            with Image.open(tar.extractfile(members[n])) as im:
-                rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
-            p = os.path.join(out_dir, n.rsplit(".", 1)[0] + ".ppm")
-            write_ppm(p, rgb)
-            paths.append(p)
-    return paths
-
-
-def run_cli(cmd, stdin_text):
-    proc = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit("attnlens-cli failed (%d): %s" % (proc.returncode, proc.stderr or proc.stdout[-2000:]))
-    return [json.loads(ln) for ln in proc.stdout.splitlines() if ln.strip()]
+def print_shift_table(ground_dir, gold, model, shifts):
+    """score.py's pointing and mass of the forced maps with each word's row taken from step t + s, and the mean."""
+    sys.path.insert(0, ground_dir)
+    import score
+    print("row used for word t\tall: pointing, mass\tsmall: pointing, mass")
+    for shift in list(shifts) + [None]:
+        _, _, acc = score.score(gold, shifted(model, shift))
+        a, s = acc["all"], acc["small"]
+        label = "mean over the caption" if shift is None else "step t%+d" % shift if shift else "step t (as shown)"
+        print("%s\t%.1f%%, %.1f%%\t%.1f%%, %.1f%%" % (label, 100 * a[1] / a[0], 100 * a[2] / a[0],
+                                                     100 * s[1] / s[0], 100 * s[2] / s[0]))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", default=os.path.join(REPO, "models", "flickr8k-mobilenet"))
-    ap.add_argument("--encoder", help="encoder bundle dir (default: the one config.json names, next to --bundle)")
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "attnlens-cli"))
+    ap = engine_parser(__doc__, flickr8k_split=False)
     ap.add_argument("--ground-dir", default=os.path.join(SHARED, "ground"))
     ap.add_argument("--tar", default=os.path.join(SHARED, "data", "flickr8k", "flickr8k_images_160.tar"))
     ap.add_argument("--gold", default="dev.jsonl", help="file of --ground-dir (dev.jsonl: the tuning set)")
     ap.add_argument("--out-dir", help="keep the MODEL.jsonl files and scores.json here")
+    ap.add_argument("--shifts", type=int, nargs="*", help="also score the forced maps with step t + s (and the mean)")
+    ap.add_argument("--forced-file", help="with --shifts: a kept ground_forced.jsonl, scored without the engine")
     args = ap.parse_args()
     gold_path = os.path.join(args.ground_dir, args.gold)
     gold = [json.loads(ln) for ln in open(gold_path, encoding="utf-8") if ln.strip()]
+    if args.forced_file:
+        model = [json.loads(ln) for ln in open(args.forced_file, encoding="utf-8") if ln.strip()]
+        print_shift_table(args.ground_dir, gold, model, args.shifts or [-2, -1, 0, 1, 2])
+        return
     base = [args.cli, "caption", "--model", args.bundle, "--json", "--attentions"]
     if args.encoder:
         base += ["--encoder", args.encoder]
@@ -103,6 +115,9 @@ def main():
                                        else ""))
             print(score.rstrip())
             results[name] = score
+            if name == "forced" and args.shifts is not None:
+                model = [json.loads(ln) for ln in open(model_path, encoding="utf-8") if ln.strip()]
+                print_shift_table(args.ground_dir, gold, model, args.shifts or [-2, -1, 0, 1, 2])
     if args.out_dir:
         with open(os.path.join(args.out_dir, "scores.json"), "w") as f:
             json.dump(dict(command=" ".join(sys.argv), gold=gold_path, scores=results), f, indent=1)

@@ -35,10 +35,7 @@ def main():
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--max-minutes", type=float, default=15.0)
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
     os.makedirs(args.cache_dir, exist_ok=True)
     model = mobilenet.build_mobilenet_v2(data_dir=args.data_dir)

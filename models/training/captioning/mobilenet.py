@@ -188,3 +188,12 @@ def decoder_grid(model, x, cell_colour_on=False, cell_position_on=False):
 def classify(model, x):
     """ImageNet logits [B, 1000] (torchvision: mean over the grid, then classifier.1; dropout is off in eval)."""
     return model(x)
+
+
+def parse_args_with_threads(ap):
+    """Adds --threads (torch's thread count, default 2) to an argparse parser, parses the command line and sets it."""
+    ap.add_argument("--threads", type=int, default=2,
+                    help="torch threads (at most 2 on the shared machine; 1 is faster when the cores are busy)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    return args

@@ -1,4 +1,4 @@
-"""How well can any map built from the encoder's features point at the named objects? (issue 20, item 3)
+"""How well can any map built from the encoder's features point at the named objects? An evaluation tool.
 
 Before training a decoder towards some weak attention target, this scores candidate targets themselves on
 ../shared/ground/dev.jsonl (its score.py: pointing and mass, the gold caption's object words), with no decoder:
@@ -112,7 +112,7 @@ def main():
     c = torch.load(args.concepts)
     idx = {w: k for k, w in enumerate(c["words"])}
     W, B = c["weight"].numpy(), c["bias"].numpy()
-    enc = bundle.read_safetensors(os.path.join(HERE, "..", "..", "mobilenet-v2-imagenet", "weights.safetensors"))
+    enc, _ = bundle.read_safetensors(os.path.join(HERE, "..", "..", "mobilenet-v2-imagenet", "weights.safetensors"))
     Wc = enc["classifier.1.weight"].astype(np.float32) * enc["classifier.1.weight_scale"].astype(np.float32)[0]
     bc = enc["classifier.1.bias"].astype(np.float32)
     d7 = centre_d2(7)

@@ -43,7 +43,7 @@ from PIL import Image
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bundle  # noqa: E402
-from evaluate_engine import read_captions  # noqa: E402
+from engine_io import flickr8k_captions  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
 import text  # noqa: E402
@@ -151,7 +151,7 @@ def collect(enc, dec, itos, cfg, data_dir, n_images):
                 m.add("decoder.%s.weight_hh" % n, inp[1][0])
             hooks.append(mod.register_forward_hook(lstm_hook))
     stoi = {w: i for i, w in enumerate(itos)}
-    caps = read_captions(data_dir)
+    caps = flickr8k_captions(data_dir)
     size = bundle.input_size(cfg)
     cc = cfg["encoder"].get("cell_colour") == "mean_rgb"
     cp = cfg["encoder"].get("cell_position") == "xy"

@@ -277,3 +277,13 @@ def cosine_lr(step, total, base, warmup=200):
     if step < warmup:
         return base * (step + 1) / warmup
     return base * 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
+
+
+def load_checkpoint(path):
+    """A train.py checkpoint as (decoder in eval mode, itos, the checkpoint dict)."""
+    ck = torch.load(path)
+    itos = ck["itos"]
+    dec = ShowAttendTell(len(itos), **ck["hp"])
+    dec.load_state_dict(ck["model"])
+    dec.eval()
+    return dec, itos, ck

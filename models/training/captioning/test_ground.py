@@ -5,7 +5,7 @@
 - ../shared/ground/score.py on a tiny hand-made case whose pointing and mass were worked out by hand (skipped when
   ../shared/ground is absent, as on CI);
 - deletion.py's cell masking and word selection;
-- map_shift.py's row shifting (step t + s, clamped to the caption) and the caption's mean map.
+- ground.py's row shifting (--shifts) (step t + s, clamped to the caption) and the caption's mean map.
 """
 import importlib.util
 import json
@@ -20,7 +20,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import deletion  # noqa: E402
-import map_shift  # noqa: E402
+import ground  # noqa: E402
 
 SCORE_PY = os.path.join(HERE, "..", "..", "..", "..", "shared", "ground", "score.py")
 
@@ -125,16 +125,16 @@ class MapShiftTest(unittest.TestCase):
 
     def test_shift_and_clamp(self):
         orig = self.rows(MODEL)
-        self.assertEqual(self.rows(map_shift.shifted(MODEL, 0)), orig)
-        back = self.rows(map_shift.shifted(MODEL, -1))  # word t shown with step t-1; step 0 keeps its own row
+        self.assertEqual(self.rows(ground.shifted(MODEL, 0)), orig)
+        back = self.rows(ground.shifted(MODEL, -1))  # word t shown with step t-1; step 0 keeps its own row
         self.assertEqual(back, [orig[0]] + orig[:5])
-        ahead = self.rows(map_shift.shifted(MODEL, 2))  # the last two words repeat the last row
+        ahead = self.rows(ground.shifted(MODEL, 2))  # the last two words repeat the last row
         self.assertEqual(ahead, orig[2:] + [orig[5], orig[5]])
         self.assertEqual(MODEL[0]["attention"]["data"][4], 0.7)  # the input is not changed
-        self.assertEqual(map_shift.shifted(MODEL, 1)[0]["tokens"], MODEL[0]["tokens"])
+        self.assertEqual(ground.shifted(MODEL, 1)[0]["tokens"], MODEL[0]["tokens"])
 
     def test_mean_map(self):
-        rows = self.rows(map_shift.shifted(MODEL, None))
+        rows = self.rows(ground.shifted(MODEL, None))
         orig = self.rows(MODEL)
         mean = [sum(r[c] for r in orig) / 6 for c in range(4)]
         self.assertEqual(len(rows), 6)

@@ -87,7 +87,7 @@ def check_safetensors_roundtrip():
         raw = open(p, "rb").read()
         n = int.from_bytes(raw[:8], "little")
         assert n % 8 == 0
-        back = bundle.read_safetensors(p)
+        back, _ = bundle.read_safetensors(p)
     assert list(back) == list(t)
     for k in t:
         assert back[k].dtype == t[k].dtype and np.array_equal(back[k], t[k])

@@ -137,10 +137,7 @@ def main():
     ap.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0 = all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="torch threads (team rule: at most 2; 1 is faster when the 2 cores are oversubscribed)")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
     run_dir = args.run_dir or os.path.join(HERE, "runs", args.task)
     os.makedirs(run_dir, exist_ok=True)

@@ -92,16 +92,19 @@ class PointerSorter(nn.Module):
         u = self.ptr_v(torch.tanh(keys_proj + self.ptr_q(h).unsqueeze(1))).squeeze(-1)
         return u.masked_fill(visited, float("-inf"))
 
+    def decoder_start(self, e):
+        """Decoding state before the first pointer step, from the encoder outputs e (B, n, H): the projected keys,
+        zero LSTM state h, c, the learned start input, nothing visited, and the batch row indices."""
+        b, n = e.shape[:2]
+        h = e.new_zeros(b, self.decoder.hidden_size)
+        return (self.ptr_k(e), h, torch.zeros_like(h), self.start.expand(b, -1),
+                torch.zeros(b, n, dtype=torch.bool), torch.arange(b))
+
     def forward_teacher(self, x, target):
         """Training: x (B, n), target (B, n) long (a permutation per row) -> mean cross-entropy."""
         b, n = x.shape
         e, _ = self.encode(x)
-        keys_proj = self.ptr_k(e)
-        h = x.new_zeros(b, self.decoder.hidden_size)
-        c = torch.zeros_like(h)
-        inp = self.start.expand(b, -1)
-        visited = torch.zeros(b, n, dtype=torch.bool)
-        rows = torch.arange(b)
+        keys_proj, h, c, inp, visited, rows = self.decoder_start(e)
         loss = 0.0
         for i in range(n):
             h, c = self.decoder(inp, (h, c))
@@ -120,12 +123,7 @@ class PointerSorter(nn.Module):
         b, n = x.shape
         raw = x.double().numpy() if raw is None else np.asarray(raw, dtype=np.float64)
         e, maps = self.encode(x)
-        keys_proj = self.ptr_k(e)
-        h = x.new_zeros(b, self.decoder.hidden_size)
-        c = torch.zeros_like(h)
-        inp = self.start.expand(b, -1)
-        visited = torch.zeros(b, n, dtype=torch.bool)
-        rows = torch.arange(b)
+        keys_proj, h, c, inp, visited, rows = self.decoder_start(e)
         order = torch.zeros(b, n, dtype=torch.long)
         probs = torch.zeros(b, n, n)
         for i in range(n):

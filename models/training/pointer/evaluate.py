@@ -36,6 +36,18 @@ def set_text(raw):
     return "\n".join(" ".join(repr(float(v)) for v in row) for row in raw) + "\n"
 
 
+def print_exact(dist, n, exact):
+    print(f"{dist:8s} n={n:2d} exact {100 * exact:6.2f}%", flush=True)
+
+
+def finish_report(report, t0, out):
+    """Stamps the report with the seconds since t0 and writes it as JSON to `out` (when given)."""
+    report["seconds"] = time.time() - t0
+    if out:
+        with open(out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", required=True)
@@ -65,12 +77,9 @@ def main():
             order, _, _ = model.sort_batch(x, raw)
             exact = float((order == target).all(dim=1).float().mean())
             curve[str(n)] = exact
-            print(f"{dist:8s} n={n:2d} exact {100 * exact:6.2f}%", flush=True)
+            print_exact(dist, n, exact)
         report["results"][dist] = curve
-    report["seconds"] = time.time() - t0
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=1)
+    finish_report(report, t0, args.out)
 
 
 if __name__ == "__main__":

@@ -45,12 +45,9 @@ def main():
                 order = json.loads(line)["order"]
                 exact += int(order == [int(v) for v in t])
             curve[str(n)] = exact / len(raw)
-            print(f"{dist:8s} n={n:2d} exact {100 * curve[str(n)]:6.2f}%", flush=True)
+            evaluate.print_exact(dist, n, curve[str(n)])
         report["results"][dist] = curve
-    report["seconds"] = time.time() - t0
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=1)
+    evaluate.finish_report(report, t0, args.out)
     if args.markdown:
         lengths = [str(n) for n in evaluate.LENGTHS]
         print("| n | " + " | ".join(evaluate.EVAL_DISTS) + " |")

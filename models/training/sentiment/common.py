@@ -22,7 +22,10 @@ import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402  (models/training/)
+from safetensors_io import load_float32_state, read_safetensors, write_safetensors  # noqa: E402,F401  (models/training/)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sst2 import read_sst2_sentences  # noqa: E402
 
 PAD, UNK = "<pad>", "<unk>"
 PAD_ID, UNK_ID = 0, 1
@@ -35,15 +38,7 @@ DEFAULT_DATA_DIR = os.path.join(REPO_ROOT, "..", "shared", "data")
 
 def read_sst2(path):
     """Rows of `sentence<TAB>label` after a header line -> list of (tokens, label)."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        if header != ["sentence", "label"]:
-            raise ValueError(f"{path}: unexpected header {header}")
-        for line in f:
-            sentence, label = line.rstrip("\n").split("\t")
-            rows.append((sentence.split(), int(label)))
-    return rows
+    return [(sentence.split(), label) for sentence, label in read_sst2_sentences(path)]
 
 
 def build_vocab(rows, min_count):
@@ -226,12 +221,7 @@ def accuracy(model, encoded, batch_size=256):
 
 # ----------------------------------------------------------------------------------------- safetensors
 
-def save_safetensors(path, tensors, metadata=None):
-    write_safetensors(path, tensors, metadata)
-
-
-def load_safetensors(path):
-    return read_safetensors(path)[0]
+# write_safetensors, read_safetensors: models/training/safetensors_io.py (re-exported above)
 
 
 # ---------------------------------------------------------------------------------------------- bundles
@@ -257,16 +247,5 @@ def load_bundle(bundle_dir):
     if len(vocab) != cfg["vocab_size"]:
         raise ValueError(f"{bundle_dir}: vocab has {len(vocab)} entries, config says {cfg['vocab_size']}")
     model = build_model(cfg)
-    tensors = load_safetensors(os.path.join(bundle_dir, cfg["weights"]))
-    expected = model.state_dict()
-    if set(tensors) != set(expected):
-        raise ValueError(f"tensor names differ: missing {set(expected) - set(tensors)}, "
-                         f"extra {set(tensors) - set(expected)}")
-    state = {}
-    for name, ref in expected.items():
-        if tuple(tensors[name].shape) != tuple(ref.shape):
-            raise ValueError(f"{name}: shape {tensors[name].shape} != {tuple(ref.shape)}")
-        state[name] = torch.from_numpy(tensors[name].astype(np.float32))
-    model.load_state_dict(state)
-    model.eval()
-    return cfg, vocab, model
+    tensors, _ = read_safetensors(os.path.join(bundle_dir, cfg["weights"]))
+    return cfg, vocab, load_float32_state(model, tensors, bundle_dir)

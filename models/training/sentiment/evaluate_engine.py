@@ -20,22 +20,12 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from sst2 import read_sst2_sentences  # noqa: E402
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DEFAULT_DATA_DIR = os.path.join(REPO_ROOT, "..", "shared", "data")
 DEFAULT_BUNDLES = ["models/sst2-selfattn", "models/sst2-relation"]
 CLI_CANDIDATES = ["build/attnlens-cli", "build-sent/attnlens-cli", "build-release/attnlens-cli"]
-
-
-def read_dev(path):
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        if header != ["sentence", "label"]:
-            raise SystemExit(f"{path}: unexpected header {header}")
-        for line in f:
-            sentence, label = line.rstrip("\n").split("\t")
-            rows.append((sentence.strip(), int(label)))
-    return rows
 
 
 def find_cli(explicit):
@@ -102,7 +92,7 @@ def main():
     dev_path = os.path.join(args.data_dir, "sst2", "dev.tsv")
     if not os.path.isfile(dev_path):
         raise SystemExit(f"{dev_path} not found (set --data-dir to the folder holding sst2/dev.tsv)")
-    dev = read_dev(dev_path)
+    dev = read_sst2_sentences(dev_path)
     cli = find_cli(args.cli)
     bundles = args.bundle or [os.path.join(REPO_ROOT, b) for b in DEFAULT_BUNDLES]
     reports = []

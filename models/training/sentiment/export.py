@@ -111,7 +111,7 @@ def main():
             arr = arr.astype(np.float16)
         tensors[name] = arr
     save_name = "weights.safetensors"
-    common.save_safetensors(os.path.join(args.out, save_name), tensors)
+    common.write_safetensors(os.path.join(args.out, save_name), tensors)
     with open(os.path.join(args.out, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(vocab) + "\n")
     config = {
@@ -196,7 +196,7 @@ def main():
                 gold[f"case{ci}/{k}"] = v.float().numpy()
     if max_explicit_diff > 1e-5:
         raise SystemExit(f"explicit forward disagrees with the model: {max_explicit_diff}")
-    common.save_safetensors(os.path.join(args.out, "golden.safetensors"), gold)
+    common.write_safetensors(os.path.join(args.out, "golden.safetensors"), gold)
     golden = {
         "model": os.path.basename(os.path.normpath(args.out)),
         "generator": "models/training/sentiment/export.py",

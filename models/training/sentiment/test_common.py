@@ -85,11 +85,11 @@ def test_safetensors_round_trip_and_layout():
     tensors = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1.5, -2], dtype=np.float16)}
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "w.safetensors")
-        common.save_safetensors(path, tensors)
+        common.write_safetensors(path, tensors)
         raw = open(path, "rb").read()
         hlen = int.from_bytes(raw[:8], "little")
         assert (8 + hlen) % 8 == 0 and len(raw) == 8 + hlen + 24 + 4
-        back = common.load_safetensors(path)
+        back, _ = common.read_safetensors(path)
     for k, v in tensors.items():
         assert back[k].dtype == v.dtype and np.array_equal(back[k], v)
 

@@ -13,7 +13,6 @@ word = MEAN of its pieces' rows):
   default                         the bundle's own default (config.json "alignment" / "alignment_head")
 AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|), micro-averaged over the 120 pairs (aer.py). Lower is better.
 """
-import argparse
 import gzip
 import json
 import os
@@ -23,7 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from aligner import ALIGN_DIR, gold_pairs  # noqa: E402
-from common import DEFAULT_DATA_DIR  # noqa: E402
+from common import alignment_report_args  # noqa: E402
 from evaluate_engine import find_engine_cli  # noqa: E402
 
 sys.path.insert(0, ALIGN_DIR)
@@ -63,11 +62,7 @@ def methods_of(cfg):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bundle", nargs="+", required=True)
-    ap.add_argument("--cli")
-    ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
-    ap.add_argument("--json-out")
+    ap = alignment_report_args(__doc__)
     ap.add_argument("--markdown", action="store_true", help="also print one Markdown table per bundle (model cards)")
     args = ap.parse_args()
     cli = find_engine_cli(args.cli)

@@ -15,10 +15,8 @@ Methods (each gives hard links (German word i, English word j)):
   head<L>.<H>-gdfa    one head, symmetrised as above
 For RNN models there is one attention (layer 0, head 0). Reported: AER, precision, recall (aer.py, micro-averaged).
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,7 +26,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from aligner import ALIGN_DIR, gold_pairs, grow_diag_final_and, words_of_pieces  # noqa: E402
 from bundle import load_bundle  # noqa: E402
-from common import BOS, DEFAULT_DATA_DIR, EOS, bpe_encode_ids, find_cli, pad_batch, read_lines  # noqa: E402
+from common import BOS, EOS, alignment_report_args, bpe_encode_ids, find_cli, pad_batch, read_lines  # noqa: E402
 
 
 def word_matrix(attn, src_word_of, tgt_word_of, n_src_words, n_tgt_words):
@@ -113,11 +111,7 @@ def evaluate(bundle, cli, data_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bundle", nargs="+", required=True)
-    ap.add_argument("--cli")
-    ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
-    ap.add_argument("--json-out")
+    ap = alignment_report_args(__doc__)
     args = ap.parse_args()
     torch.set_num_threads(1)
     cli = find_cli(args.cli)

@@ -8,6 +8,7 @@ import torch
 
 from common import BOS, EOS, PAD, UNK, read_safetensors, write_safetensors
 from models import RnnAdditive, RnnGeneral, TransformerSeq2Seq
+from safetensors_io import load_float32_state  # noqa: E402  (models/training/, put on sys.path by common)
 
 KIND_OF_NAME = {"de-en-transformer": "transformer", "de-en-rnn-general": "rnn-general",
                 "de-en-rnn-additive": "rnn-additive", "de-en-general": "transformer"}
@@ -80,19 +81,7 @@ def load_bundle(bundle_dir):
     else:
         raise ValueError(f"{bundle_dir}: unknown architecture {arch!r}")
     tensors, _ = read_safetensors(os.path.join(bundle_dir, cfg["weights"]))
-    own = model.state_dict()
-    missing = sorted(set(own) - set(tensors))
-    unexpected = sorted(set(tensors) - set(own))
-    if missing or unexpected:
-        raise ValueError(f"{bundle_dir}: missing tensors {missing}, unexpected tensors {unexpected}")
-    sd = {}
-    for k, v in own.items():
-        if tuple(tensors[k].shape) != tuple(v.shape):
-            raise ValueError(f"{bundle_dir}: tensor {k} has shape {tensors[k].shape}, expected {tuple(v.shape)}")
-        sd[k] = torch.from_numpy(tensors[k].astype(np.float32))
-    model.load_state_dict(sd)
-    model.eval()
-    return model, cfg
+    return load_float32_state(model, tensors, bundle_dir), cfg
 
 
 def average_checkpoints(paths):

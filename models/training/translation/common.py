@@ -60,37 +60,33 @@ def bpe_learn(cli, merges, files, prefix, min_frequency=None):
     subprocess.run(cmd + list(files), check=True)
 
 
-def bpe_encode_ids(cli, prefix, lines):
-    """Encode lines with the project's BPE; returns a list of id lists (no BOS/EOS added)."""
+def run_bpe(cli, args, lines, expected=None):
+    """`attnlens-cli bpe ARGS` on the lines (newlines inside a line become spaces); its output lines, checked to
+    be `expected` many when given."""
     text = "".join(line.replace("\n", " ") + "\n" for line in lines)
-    out = subprocess.run([cli, "bpe", "encode", "--model", prefix, "--ids"], input=text.encode("utf-8"),
+    out = subprocess.run([cli, "bpe"] + args, input=text.encode("utf-8"),
                          stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
     if out and out[-1] == "":
         out = out[:-1]
-    if len(out) != len(lines):
-        raise RuntimeError(f"bpe encode returned {len(out)} lines for {len(lines)} inputs")
+    if expected is not None and len(out) != expected:
+        raise RuntimeError(f"bpe {args[0]} returned {len(out)} lines for {expected} inputs")
+    return out
+
+
+def bpe_encode_ids(cli, prefix, lines):
+    """Encode lines with the project's BPE; returns a list of id lists (no BOS/EOS added)."""
+    out = run_bpe(cli, ["encode", "--model", prefix, "--ids"], lines, len(lines))
     return [[int(t) for t in line.split()] for line in out]
 
 
 def bpe_encode_pieces(cli, prefix, lines):
-    text = "".join(line.replace("\n", " ") + "\n" for line in lines)
-    out = subprocess.run([cli, "bpe", "encode", "--model", prefix], input=text.encode("utf-8"),
-                         stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
-    if out and out[-1] == "":
-        out = out[:-1]
-    return [line.split() for line in out]
+    return [line.split() for line in run_bpe(cli, ["encode", "--model", prefix], lines)]
 
 
 def bpe_decode_ids(cli, prefix, id_lists):
     """Detokenize id lists (specials are the caller's to strip) with the project's BPE."""
-    text = "".join(" ".join(str(i) for i in ids) + "\n" for ids in id_lists)
-    out = subprocess.run([cli, "bpe", "decode", "--model", prefix, "--ids"], input=text.encode("utf-8"),
-                         stdout=subprocess.PIPE, check=True).stdout.decode("utf-8").split("\n")
-    if out and out[-1] == "":
-        out = out[:-1]
-    if len(out) != len(id_lists):
-        raise RuntimeError(f"bpe decode returned {len(out)} lines for {len(id_lists)} inputs")
-    return out
+    return run_bpe(cli, ["decode", "--model", prefix, "--ids"], [" ".join(str(i) for i in ids) for ids in id_lists],
+                   len(id_lists))
 
 
 def vocab_size(prefix):
@@ -184,6 +180,41 @@ def corpus_bleu(hyps, refs, lowercase=True):
     h = [bleu_tokens(x, lowercase) for x in hyps]
     r = [[bleu_tokens(x, lowercase)] for x in refs]
     return 100.0 * nltk_bleu(r, h)
+
+
+def bleu_fields(hyps, refs):
+    """The two BLEU figures every evaluation reports: lowercased tokenized and cased detokenized, 2 decimals."""
+    return {"bleu_lc_tok": round(corpus_bleu(hyps, refs, lowercase=True), 2),
+            "bleu_cased_detok": round(corpus_bleu(hyps, refs, lowercase=False), 2)}
+
+
+def report_result(results, res, hyps=None, hyps_path=None):
+    """Adds an evaluation record to `results`, prints it as a JSON line and, given hyps_path, writes the hypotheses
+    there one a line."""
+    results.append(res)
+    print(json.dumps(res), flush=True)
+    if hyps_path:
+        with open(hyps_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(hyps) + "\n")
+
+
+def append_jsonl(path, records):
+    """Appends the records to a JSON-lines file (no-op without a path)."""
+    if path:
+        with open(path, "a") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+
+
+def alignment_report_args(doc):
+    """The command line the alignment reports share: --bundle DIR... --cli --data-dir --json-out (add more after)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", nargs="+", required=True)
+    ap.add_argument("--cli")
+    ap.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    ap.add_argument("--json-out")
+    return ap
 
 
 def set_seed(seed):

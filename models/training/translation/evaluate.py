@@ -11,7 +11,6 @@ source line, one reference.
 --beam 1 is greedy decoding.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -20,8 +19,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bundle import average_checkpoints, load_bundle  # noqa: E402
-from common import (DEFAULT_DATA_DIR, EOS, bpe_decode_ids, bpe_encode_ids, bpe_prefix, corpus_bleu,  # noqa: E402
-                    find_cli, pad_batch, read_lines)
+from common import (DEFAULT_DATA_DIR, EOS, append_jsonl, bleu_fields, bpe_decode_ids, bpe_encode_ids,  # noqa: E402
+                    bpe_prefix, find_cli, pad_batch, read_lines, report_result)
 from decoding import beam_finished, choose_finished, greedy_batch, strip_specials  # noqa: E402
 from models import build_model  # noqa: E402
 
@@ -96,18 +95,10 @@ def main():
         text = bpe_decode_ids(cli, prefix, [strip_specials(h) for h in hyps[a]])
         res = {"model": args.bundle or args.checkpoints, "split": args.split, "sentences": len(text),
                "beam": args.beam, "alpha": a if args.beam > 1 else None, "beta": args.beta if args.beam > 1 else None,
-               "bleu_lc_tok": round(corpus_bleu(text, refs, lowercase=True), 2),
-               "bleu_cased_detok": round(corpus_bleu(text, refs, lowercase=False), 2),
+               **bleu_fields(text, refs),
                "decode_seconds": round(seconds, 1), "limited": bool(args.limit), "threads": args.threads, "engine": "pytorch-reference"}
-        results.append(res)
-        print(json.dumps(res), flush=True)
-        if args.hyps_out and a == args.alpha[0]:
-            with open(args.hyps_out, "w", encoding="utf-8") as f:
-                f.write("\n".join(text) + "\n")
-    if args.json_out:
-        with open(args.json_out, "a") as f:
-            for r in results:
-                f.write(json.dumps(r) + "\n")
+        report_result(results, res, text, args.hyps_out if a == args.alpha[0] else None)
+    append_jsonl(args.json_out, results)
 
 
 if __name__ == "__main__":

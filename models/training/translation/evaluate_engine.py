@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DEFAULT_DATA_DIR, REPO, corpus_bleu, read_lines  # noqa: E402
+from common import DEFAULT_DATA_DIR, REPO, append_jsonl, bleu_fields, read_lines, report_result  # noqa: E402
 
 
 def find_engine_cli(explicit=None):
@@ -148,8 +148,7 @@ def main():
             hyps = [strip_final_punct(h) for h in hyps]
         res = {"model": os.path.relpath(os.path.abspath(args.bundle), REPO), "split": args.split,
                "sentences": len(hyps), "beam": beam, "alpha": alpha if beam > 1 else None,
-               "bleu_lc_tok": round(corpus_bleu(hyps, refs, lowercase=True), 2),
-               "bleu_cased_detok": round(corpus_bleu(hyps, refs, lowercase=False), 2),
+               **bleu_fields(hyps, refs),
                "decode_seconds": round(seconds, 1), "sentences_per_second": round(len(hyps) / seconds, 1),
                "limited": bool(args.limit), "engine": "attnlens-cli (native)",
                "copy_numbers": not args.no_copy_numbers,
@@ -157,15 +156,8 @@ def main():
         if args.no_final_punct:
             res["input"] = variant
             res["scored"] = "final punctuation stripped from hypotheses and references"
-        results.append(res)
-        print(json.dumps(res), flush=True)
-        if args.hyps_out and k == 0:
-            with open(args.hyps_out, "w", encoding="utf-8") as f:
-                f.write("\n".join(hyps) + "\n")
-    if args.json_out:
-        with open(args.json_out, "a") as f:
-            for r in results:
-                f.write(json.dumps(r) + "\n")
+        report_result(results, res, hyps, args.hyps_out if k == 0 else None)
+    append_jsonl(args.json_out, results)
 
 
 if __name__ == "__main__":

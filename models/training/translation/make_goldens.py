@@ -30,6 +30,19 @@ from decoding import beam_search, greedy_batch, strip_specials  # noqa: E402
 TOP_K = 16
 
 
+def add_logit_goldens(tensors, key, logits, full):
+    """A case's logits [T, V] as goldens: KEY/logits itself when `full`, and always the top TOP_K ids and values
+    (stable sort, ties by id), the log-sum-exp and the mean of each row (computed in float64, stored as float32)."""
+    lg = logits.double()
+    if full:
+        tensors[f"{key}/logits"] = lg.float().numpy()
+    order = torch.sort(lg, dim=-1, descending=True, stable=True)
+    tensors[f"{key}/logits_top_ids"] = order.indices[:, :TOP_K].numpy().astype(np.int32)
+    tensors[f"{key}/logits_top_values"] = order.values[:, :TOP_K].float().numpy()
+    tensors[f"{key}/logits_logsumexp"] = torch.logsumexp(lg, -1).float().numpy()
+    tensors[f"{key}/logits_mean"] = lg.mean(-1).float().numpy()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bundle", required=True)
@@ -92,15 +105,8 @@ def main():
                 lg, state, _ = model.step(enc, state, ti[:, t])
                 steps.append(lg)
             worst_incremental = max(worst_incremental, float((torch.stack(steps, 1) - logits).abs().max()))
-        lg = logits[0].double()
         key = f"case{c}"
-        if c < args.full_logits_cases:
-            tensors[f"{key}/logits"] = lg.float().numpy()
-        order = torch.sort(lg, dim=-1, descending=True, stable=True)
-        tensors[f"{key}/logits_top_ids"] = order.indices[:, :TOP_K].numpy().astype(np.int32)
-        tensors[f"{key}/logits_top_values"] = order.values[:, :TOP_K].float().numpy()
-        tensors[f"{key}/logits_logsumexp"] = torch.logsumexp(lg, -1).float().numpy()
-        tensors[f"{key}/logits_mean"] = lg.mean(-1).float().numpy()
+        add_logit_goldens(tensors, key, logits[0], c < args.full_logits_cases)
         maps = []
         if cfg["architecture"] == "transformer-seq2seq":
             for name in ("encoder_self", "decoder_self", "cross"):

@@ -41,6 +41,19 @@ def select_rows(obj, idx):
     return obj
 
 
+def rnn_teacher_forced(model, src, tgt_in):
+    """The RNN translators' forward: encode, then one decoder step per target position on the gold previous token;
+    (logits [B, T, V], {"cross": alpha [B, T, S]})."""
+    enc = model.encode(src)
+    state = model.init_state(enc)
+    logits, alphas = [], []
+    for t in range(tgt_in.shape[1]):
+        lg, state, a = model.step(enc, state, tgt_in[:, t])
+        logits.append(lg)
+        alphas.append(a)
+    return torch.stack(logits, 1), {"cross": torch.stack(alphas, 1)}
+
+
 # ====================================================================== Transformer (Vaswani et al. 2017)
 def sinusoid_table(max_positions, d_model):
     """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d)) (Vaswani 2017, sec. 3.5).
@@ -327,16 +340,7 @@ class RnnAdditive(nn.Module):
         o = torch.tanh(self.readout(torch.cat([s, ctx, e_y], dim=-1)))
         return torch.matmul(self.dropout(o), self.embed.weight.t()) + self.out_bias, s, alpha
 
-    def forward(self, src, tgt_in):
-        enc = self.encode(src)
-        state = self.init_state(enc)
-        logits, alphas = [], []
-        for t in range(tgt_in.shape[1]):
-            lg, state, a = self.step(enc, state, tgt_in[:, t])
-            logits.append(lg)
-            alphas.append(a)
-        return torch.stack(logits, 1), {"cross": torch.stack(alphas, 1)}
-
+    forward = rnn_teacher_forced
     select = staticmethod(select_rows)
 
 
@@ -404,16 +408,7 @@ class RnnGeneral(nn.Module):
         logits = torch.matmul(self.dropout(htilde), self.embed.weight.t()) + self.out_bias
         return logits, {"layers": new_layers, "feed": htilde}, alpha
 
-    def forward(self, src, tgt_in):
-        enc = self.encode(src)
-        state = self.init_state(enc)
-        logits, alphas = [], []
-        for t in range(tgt_in.shape[1]):
-            lg, state, a = self.step(enc, state, tgt_in[:, t])
-            logits.append(lg)
-            alphas.append(a)
-        return torch.stack(logits, 1), {"cross": torch.stack(alphas, 1)}
-
+    forward = rnn_teacher_forced
     select = staticmethod(select_rows)
 
 

@@ -27,14 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import questions as Q  # noqa: E402
 from questions import shapes  # noqa: E402
+from engine_io import write_ppm  # noqa: E402  (../captioning, on the path through questions)
 
 BALANCE_SEED = {"train": 11, "dev": 22, "test": 33}
-
-
-def write_ppm(path, px):
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (px.shape[1], px.shape[0]))
-        f.write(np.ascontiguousarray(px, np.uint8).tobytes())
 
 
 def questions_for(split, n, folder):

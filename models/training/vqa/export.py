@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "captioning"))
 import bundle as capbundle  # noqa: E402
+from engine_io import write_ppm  # noqa: E402
 import mobilenet  # noqa: E402
 import model as M  # noqa: E402
 import questions as Q  # noqa: E402
@@ -54,12 +55,6 @@ GOLDEN_QUESTIONS = {
 MAPS_COATTN = ("affinity", "region_attention", "word_attention")
 MAPS_AOA = ("aoa_matching", "aoa_alpha", "aoa_beta", "region_attention", "word_attention")
 GRID_CELLS = [0, 24, 48]
-
-
-def write_ppm(path, px):
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (px.shape[1], px.shape[0]))
-        f.write(np.ascontiguousarray(px, np.uint8).tobytes())
 
 
 def fold_region(state, pca, pca_dims):
@@ -100,7 +95,7 @@ def load_bundle_model(out_dir):
     variant = "coattn" if v["attention"] == "parallel-co-attention" else "aoa"
     units = v.get("relation_units", 0)
     model = M.VQAModel(variant, d=v["d"], k=v["k"], hidden=v["hidden"], where=units > 0, relation_units=units or 64)
-    w = capbundle.read_safetensors(os.path.join(out_dir, "weights.safetensors"))
+    w, _ = capbundle.read_safetensors(os.path.join(out_dir, "weights.safetensors"))
     model.load_state_dict({k: torch.from_numpy(a.astype(np.float32)) for k, a in w.items()})
     model.eval()
     return model, cfg

@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "models", "training", "captioning"))
 import bundle  # noqa: E402
+from engine_io import write_ppm  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
 
@@ -48,13 +49,6 @@ TINY_WORDS = ["a", "dog", "cat", "runs", "on", "the", "grass", "red", "ball", "i
 TINY_SEED, TINY_END_BIAS = 1, 0.5
 INPUT_ROWS = [0, 1, 112, 223]
 GRID_CELLS = [0, 24, 48]
-
-
-def write_ppm(path, rgb):
-    h, w, _ = rgb.shape
-    with open(path, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (w, h))
-        f.write(np.ascontiguousarray(rgb, dtype=np.uint8).tobytes())
 
 
 def tiny_decoder(seed=TINY_SEED, end_bias=TINY_END_BIAS, context="lstm"):

@@ -24,11 +24,11 @@ sys.path.insert(0, os.path.join(REPO, "models", "training", "translation"))
 from bundle import load_bundle, write_bundle  # noqa: E402
 from common import BOS, EOS, write_safetensors  # noqa: E402
 from decoding import beam_search, greedy_batch  # noqa: E402
+from make_goldens import TOP_K, add_logit_goldens  # noqa: E402
 from models import RnnAdditive, RnnGeneral  # noqa: E402
 
 MARK = "\u2581"
 PIECES = ["<pad>", "<unk>", "<s>", "</s>", MARK] + [chr(c) for c in range(ord("a"), ord("z") + 1)] + ["."]
-TOP_K = 16
 TEXT = "ein hund am see"
 
 
@@ -89,13 +89,7 @@ def main():
             s = torch.tensor([src_ids])
             with torch.no_grad():
                 logits, attn = loaded(s, torch.tensor([tgt_in]))
-            lg = logits[0].double()
-            tensors[f"{key}/logits"] = lg.float().numpy()
-            order = torch.sort(lg, dim=-1, descending=True, stable=True)
-            tensors[f"{key}/logits_top_ids"] = order.indices[:, :TOP_K].numpy().astype(np.int32)
-            tensors[f"{key}/logits_top_values"] = order.values[:, :TOP_K].float().numpy()
-            tensors[f"{key}/logits_logsumexp"] = torch.logsumexp(lg, -1).float().numpy()
-            tensors[f"{key}/logits_mean"] = lg.mean(-1).float().numpy()
+            add_logit_goldens(tensors, key, logits[0], True)
             tensors[f"{key}/cross"] = attn["cross"][0].float().numpy()
             greedy = greedy_batch(loaded, s, max_len_a=decoding["max_len_a"], max_len_b=decoding["max_len_b"])[0]
             beam, details = beam_search(loaded, src_ids, beam=decoding["num_beams"], alpha=decoding["alpha"],

@@ -1,0 +1,62 @@
+"""What the peer benchmark's ONNX exporters (export_translation.py, export_sentiment.py, export_captioning.py) share:
+the recipe on sys.path, the command line (--bundle, --out), one torch.onnx.export setting, the base of the graph
+wrappers, and the manifest <name>.json with the list of written files.
+
+Each exporter imports it before torch: `recipe("translation")` puts models/training/translation on sys.path and
+exits with how to install PyTorch when it is missing.
+"""
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+OPSET = 17
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    sys.exit("bench/peers: PyTorch is missing; install it with `apt-get install python3-torch python3-torchvision` "
+             "(see models/training/README files)")
+
+
+def recipe(name):
+    """Puts models/training/<name> first on sys.path, so its modules import as the recipe's own scripts do."""
+    sys.path.insert(0, os.path.join(REPO, "models", "training", name))
+
+
+def parse_args(doc, extra=None, bundle=None):
+    """--bundle DIR (required unless `bundle` gives a default) and --out DIR (bench/peers/out), plus what
+    `extra(parser)` adds; one torch thread, the output folder created."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bundle", required=bundle is None, default=bundle)
+    p.add_argument("--out", default=os.path.join(HERE, "out"))
+    if extra:
+        extra(p)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    return args
+
+
+def export(module, inputs, path, **kw):
+    """torch.onnx.export at the benchmark's opset, constants folded."""
+    torch.onnx.export(module, inputs, path, opset_version=OPSET, do_constant_folding=True, **kw)
+
+
+class Graph(nn.Module):
+    """A graph around a recipe module `m`; `maps`: whether the attention maps are outputs too."""
+
+    def __init__(self, m, maps=False):
+        super().__init__()
+        self.m, self.maps = m, maps
+
+
+def finish(out, name, meta, written, indent=None):
+    """Writes the manifest out/<name>.json and prints each written file with its size."""
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump(meta, f, indent=indent)
+    for w in written:
+        print(f"wrote {os.path.relpath(w)} ({os.path.getsize(w) / 1e6:.1f} MB)")
