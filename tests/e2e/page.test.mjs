@@ -4,14 +4,14 @@
 // Content-Security-Policy that scripts/serve.mjs sends, and every test fails on a CSP violation; user text typed
 // into the page is never markup; a worker that crashes, traps or hangs is restarted with a message. Screenshots go
 // to tests/e2e/artifacts/ (the README shows copies of them).
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CSP } from '../../scripts/serve.mjs';
 import {
   ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, watchProblems, watchCsp,
-  canvasProbe, openPage,
+  canvasProbe, openPage, usePage, server, url, browser, page, problems,
 } from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
@@ -59,24 +59,8 @@ async function linksMatch(p, sel, ref) {
   assert.ok((await canvasProbe(p, sel)).color > 300, `${sel}: the links drawing has ink`);
 }
 
-let server;
-let url;
-let browser;
-let page;
-let problems;
-
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1280 }));
-  await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
-});
-
-after(async () => {
-  for (const tr of nodeTranslators.values()) tr.dispose();
-  if (browser) await browser.close();
-  server?.close();
-});
+usePage({ skip, width: 1280 });
+after(() => { for (const tr of nodeTranslators.values()) tr.dispose(); });
 
 const shot = (name, target = page) => target.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
 const textOf = (sel) => page.$eval(sel, (e) => e.textContent.trim());

@@ -100,14 +100,11 @@ const PANELS = [
   { op: 'hierarchical_attention', title: 'hierarchical attention', paper: 'Yang 2016',
     formula: 'u_it = tanh(W_w h_it);  α_it = softmax_t(u_itᵀ u_w);  s_i = Σ_t α_it h_it;  then the same over sentences with u_s',
     note: 'Sentences end at . ! or ?. Words near the context word (equal words match) get the attention, and so do the sentences that hold them.',
-    controls(knobs, state, update) {
-      state.paragraph = 'The food was cold. The service was slow! But the dessert was wonderful.';
-      state.context = 'dessert';
-      textBox(knobs, { label: 'paragraph', aria: 'hierarchical attention: paragraph', value: state.paragraph, rows: 2,
-        onInput: (v) => { state.paragraph = v; update(); } });
-      textBox(knobs, { label: 'context word u', aria: 'hierarchical attention: context word', value: state.context, wide: false,
-        onInput: (v) => { state.context = v; update(); } });
-    },
+    knobs: [
+      { text: 'paragraph', label: 'paragraph', aria: 'hierarchical attention: paragraph', rows: 2,
+        value: 'The food was cold. The service was slow! But the dessert was wonderful.' },
+      { text: 'context', label: 'context word u', aria: 'hierarchical attention: context word', value: 'dessert', wide: false },
+    ],
     draw(rec, parts, s) {
       const sentences = s.paragraph.split(/[.!?]+/).map((t) => words(t, 8)).filter((w) => w.length).slice(0, 4);
       const ctx = words(s.context, 1);
@@ -130,11 +127,7 @@ const PANELS = [
   { op: 'pointer_attention', title: 'pointer network', paper: 'Vinyals 2015',
     formula: 'p(c_i) = softmax_j(vᵀ tanh(W h_i + U x_j))  over the input positions;  c_i = argmax, then masked',
     note: 'Each step points at one input position; positions already pointed at are masked, and the decoder reads the last pick. The toy weights make it sort ascending.',
-    controls(knobs, state, update) {
-      state.numbers = '42 7 19 3 25';
-      textBox(knobs, { label: 'numbers', aria: 'pointer network: numbers to point at', value: state.numbers,
-        onInput: (v) => { state.numbers = v; update(); } });
-    },
+    knobs: [{ text: 'numbers', label: 'numbers', aria: 'pointer network: numbers to point at', value: '42 7 19 3 25' }],
     draw(rec, parts, s) {
       const xs = (s.numbers.match(/-?\d+(\.\d+)?/g) ?? []).map(Number).slice(0, 10);
       if (xs.length < 2) throw new Error('Type at least two numbers.');
@@ -166,17 +159,11 @@ const PANELS = [
   { op: 'coverage_attention', ops: ['coverage_attention', 'coverage_penalty'], title: 'coverage', paper: 'Tu 2016; penalty: Wu 2016',
     formula: 's_tj = vᵀ tanh(W q_t + U k_j + w_c c_tj),  c_t = Σ_{t′<t} α_t′;  penalty cp = β Σ_j log min(Σ_t α_tj, 1), β = 1',
     note: 'Every decoder step asks the same query: without coverage (w = 0) it attends to the same word each time; with it, covered words step back.',
-    controls(knobs, state, update) {
-      state.source = 'ein mann fährt mit dem fahrrad';
-      state.step = 3;
-      state.w = 2;
-      textBox(knobs, { label: 'source', aria: 'coverage: source sentence', value: state.source,
-        onInput: (v) => { state.source = v; update(); } });
-      state.stepSlider = slider(knobs, { label: 'decoder step t', aria: 'coverage: decoder step', min: 1, max: 6, value: 3,
-        onInput: (v) => { state.step = v; update(); } });
-      slider(knobs, { label: 'coverage weight w', aria: 'coverage: weight of the coverage in the score', min: 0, max: 4, step: 0.5, value: 2,
-        onInput: (v) => { state.w = v; update(); } });
-    },
+    knobs: [
+      { text: 'source', label: 'source', aria: 'coverage: source sentence', value: 'ein mann fährt mit dem fahrrad' },
+      { slider: 'step', label: 'decoder step t', aria: 'coverage: decoder step', min: 1, max: 6, value: 3, handle: 'stepSlider' },
+      { slider: 'w', label: 'coverage weight w', aria: 'coverage: weight of the coverage in the score', min: 0, max: 4, step: 0.5, value: 2 },
+    ],
     draw(rec, parts, s) {
       const src = words(s.source, 10);
       needWords(src, 1, 'the source');
@@ -192,17 +179,12 @@ const PANELS = [
   { op: 'position_weighted_memory', title: 'position-weighted memory', paper: 'Tang 2016',
     formula: 'm_i = e_i ⊙ l_i (Models 1, 2),  e_i + l_i (3),  e_i ⊙ σ(l_i) (4);  α = softmax(tanh(w_attᵀ[m_i; v_a]))',
     note: 'L_i: a word\'s distance to the aspect word (which is left out of the memory). Model 1: l_i = (1 − L_i/T) − (hop/d)(1 − 2L_i/T); Model 2: l_i = 1 − L_i/T; Models 3 and 4: learned vectors l(L).',
-    controls(knobs, state, update) {
-      state.sentence = 'the food was great but the service was slow';
-      state.aspect = 6;
-      state.hop = 1;
-      textBox(knobs, { label: 'sentence', aria: 'position-weighted memory: sentence', value: state.sentence,
-        onInput: (v) => { state.sentence = v; update(); } });
-      state.aspectSlider = slider(knobs, { label: 'aspect word', aria: 'position-weighted memory: position of the aspect word', min: 1, max: 9, value: 7,
-        onInput: (v) => { state.aspect = v - 1; update(); } });
-      slider(knobs, { label: 'hop', aria: 'position-weighted memory: hop (Model 1)', min: 1, max: 3, value: 1,
-        onInput: (v) => { state.hop = v; update(); } });
-    },
+    knobs: [
+      { text: 'sentence', label: 'sentence', aria: 'position-weighted memory: sentence', value: 'the food was great but the service was slow' },
+      { slider: 'aspect', label: 'aspect word', aria: 'position-weighted memory: position of the aspect word', min: 1, max: 9, value: 7,
+        handle: 'aspectSlider', map: (v) => v - 1 },
+      { slider: 'hop', label: 'hop', aria: 'position-weighted memory: hop (Model 1)', min: 1, max: 3, value: 1 },
+    ],
     draw(rec, parts, s) {
       const w = words(s.sentence, 12);
       needWords(w, 2, 'the sentence');
@@ -225,15 +207,25 @@ export function setupTextPanels(parent) {
     const panel = makePanel(parent, p);
     const state = {};
     const update = () => panel.render((rec, parts) => p.draw(rec, parts, state), inputOf(state));
-    if (p.texts) {
-      for (const [name, value] of p.texts) {
-        state[name] = value;
-        textBox(panel.knobs, { label: name, aria: `${p.title}: ${name}`, value, onInput: (v) => { state[name] = v; update(); } });
-      }
-    }
-    p.controls?.(panel.knobs, state, update);
+    const knobs = p.knobs ?? (p.texts ?? []).map(([name, value]) => ({ text: name, label: name, aria: `${p.title}: ${name}`, value }));
+    for (const k of knobs) addKnob(panel.knobs, k, state, update);
     update();
   }
+}
+
+/**
+ * One knob of a panel: `{ text: key, … }` a text box, `{ slider: key, …, handle, map }` a slider (its object kept in
+ * state[handle] when the drawing sets its range; state[key] = map(value)). The rest are textBox()/slider() options.
+ */
+function addKnob(parent, { text, slider: key, handle, map = (v) => v, ...options }, state, update) {
+  if (text) {
+    state[text] = options.value;
+    textBox(parent, { ...options, onInput: (v) => { state[text] = v; update(); } });
+    return;
+  }
+  state[key] = map(options.value);
+  const s = slider(parent, { ...options, onInput: (v) => { state[key] = map(v); update(); } });
+  if (handle) state[handle] = s;
 }
 
 /** What the person set, without the slider objects. */
