@@ -133,7 +133,7 @@ export function setupSentiment() {
   }
 
   /** The hop chooser and the notes for `current`'s hops (the relation model has no hops). */
-  function showHops(m) {
+  function showHops() {
     const hops = current.hops;
     const hop = $('st-hop');
     const prev = hop.value;
@@ -160,7 +160,7 @@ export function setupSentiment() {
       const labels = result.tokens;
       matrix.set({ rowLabels: labels, colLabels: labels, data: m.data, rowName: 'word', colName: 'attends to' });
     } else if (m) {
-      showHops(m);
+      showHops();
     } else {
       $('st-words-note').textContent = '(this result has no attention maps)';
     }

@@ -173,6 +173,7 @@ export function createNeuronPanel({ results, runForm }) {
 
 /** Coverage (coverage.js): the main result's, with a slider over its target steps; and a β = 0 / β = b comparison. */
 export function createCoveragePanel({ level, ui, write, translate, runForm }) {
+  const coverage = new CoverageView($('tr-coverage'), { onRead: (t) => { $('tr-cov-read').textContent = t; } });
   const coverageCmp = [new CoverageView($('tr-coverage-0')), new CoverageView($('tr-coverage-1'))];
   function coverageModel(out) {
     const words = level() === 'word' && out.word_attentions?.length > 0;
