@@ -11,7 +11,7 @@ import path from 'node:path';
 import { CSP } from '../../scripts/serve.mjs';
 import {
   ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, watchProblems, watchCsp,
-  canvasProbe, openPage, usePage, server, url, browser, page, problems,
+  canvasProbe, openPage, usePage, server, url, browser, page, problems, isDone, waitForRun,
 } from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
@@ -111,16 +111,6 @@ test('the page loads the WASM module and runs the attention lab', { skip }, asyn
 // First sight: with no click, each model demo shows the result for its example input (app.js runs the translator at
 // load, as it is on top, and the caption and sentiment demos when their section is first scrolled into view, one at a
 // time). Each view says in one line what its colours mean.
-const isDone = (status) => {
-  const s = document.querySelector(status);
-  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
-};
-async function waitForRun(p, status, timeout = 120_000) {
-  await p.waitForFunction(isDone, status, { timeout });
-  const s = await p.$eval(status, (e) => e.textContent.trim());
-  assert.doesNotMatch(s, /Error/, s);
-  return s;
-}
 const keyLine = (p, panel) => p.$eval(panel, (f) => {
   const k = f.querySelector('.key-line');
   return k && k.getClientRects().length ? k.textContent.trim() : '';
@@ -663,7 +653,7 @@ test('a worker that crashes, traps or hangs is restarted: a message, then the ne
       if (mode === 'hang') await tab.evaluate((ms) => window.attnlensTestHooks.setRequestTimeout(ms), defaultTimeout);
       // The next request runs in a fresh worker (the bundle comes from the Cache API again).
       await tab.click('#tr-run');
-      const status = await waitForRun(tab, '#tr-status', 120_000);
+      const status = await waitForRun(tab, '#tr-status', { timeout: 120_000 });
       assert.doesNotMatch(status, /crashed/, status);
       assert.equal(await tab.$eval('#tr-output', (e) => e.textContent.trim()), TRANSLATE[1].en, `${mode}: translating works again`);
     }

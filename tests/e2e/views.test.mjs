@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, watchProblems, watchCsp, canvasProbe,
-  usePage, url, browser, page, problems,
+  usePage, url, browser, page, problems, waitForRun as waitRun,
 } from './helpers.mjs';
 import { headStats, formatStats, STAT_KEYS } from '../../web/headstats.js';
 
@@ -28,16 +28,7 @@ if (hasBundle('de-en-general')) {
 
 usePage({ skip, width: 1440 });
 
-const isDone = (status) => {
-  const s = document.querySelector(status);
-  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
-};
-async function waitForRun(p, status, timeout = 120_000) {
-  await p.waitForFunction(isDone, status, { timeout });
-  const s = await p.$eval(status, (e) => e.textContent.trim());
-  assert.doesNotMatch(s, /Error|not available/, s);
-  return s;
-}
+const waitForRun = (p, status) => waitRun(p, status, { fails: /Error|not available/ });
 /** Clicks the form's button and waits for its run to finish. */
 async function submit(p, button, status) {
   await p.$eval(status, (s) => { s.textContent = ''; });
