@@ -11,7 +11,7 @@ import { setupVqa } from './vqa.js';
 import { setupPointer } from './pointer.js';
 import { wireExportButtons } from './export.js';
 import { INITIAL_STATE } from './state.js';
-import { expandModelViewBodies } from './demo.js';
+import { expandTemplates } from './demo.js';
 
 const status = document.getElementById('status');
 
@@ -23,7 +23,7 @@ if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
   });
 }
 
-expandModelViewBodies();
+expandTemplates();
 const demos = [
   [document.getElementById('translate'), setupTranslate()],
   [document.getElementById('caption'), setupCaption()],

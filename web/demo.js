@@ -75,11 +75,29 @@ export function wireExamples(select, input) {
 }
 
 /**
- * The body of every model-view panel, written once: each `<div class="mv-body" data-mv="P" data-file="F">` becomes
- * the view (#P-mv), its readout (#P-mv-readout) and the export row (PNG as F.png, all maps as JSON, the selected map
- * as .npy, a link to the view). app.js calls it before the demos are set up.
+ * The parts every demo repeats, written once here: after each `<form data-status="P">` its progress row
+ * (#P-progress, shown while a model downloads) and status line (#P-status), and the model-view panels' bodies.
+ * app.js calls it before the demos are set up.
  */
-export function expandModelViewBodies(root = document) {
+export function expandTemplates(root = document) {
+  for (const form of root.querySelectorAll('form[data-status]')) {
+    const p = form.dataset.status;
+    const row = Object.assign(document.createElement('div'), { className: 'progress-row', hidden: true });
+    row.append(Object.assign(document.createElement('progress'), { id: `${p}-progress`, max: 100, value: 0 }),
+      document.createElement('span'));
+    const status = Object.assign(document.createElement('p'), { className: 'msg', id: `${p}-status` });
+    status.setAttribute('role', 'status');
+    form.after(row, status);
+  }
+  expandModelViewBodies(root);
+}
+
+/**
+ * The body of every model-view panel: each `<div class="mv-body" data-mv="P" data-file="F">` becomes
+ * the view (#P-mv), its readout (#P-mv-readout) and the export row (PNG as F.png, all maps as JSON, the selected map
+ * as .npy, a link to the view).
+ */
+function expandModelViewBodies(root = document) {
   const button = (text, attrs) => {
     const b = Object.assign(document.createElement('button'), { type: 'button', className: 'secondary small', textContent: text });
     for (const [k, v] of Object.entries(attrs)) b.setAttribute(k, v);

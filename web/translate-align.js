@@ -55,6 +55,31 @@ export function setupAlignPanel({ level, results, view }) {
   return { view, redraw: drawAligned };
 }
 
+/** One side of the comparison (#cmp-<side>-…): its title, translation, link drawing and heatmap with their cursors. */
+function compareSide(side, name) {
+  const make = (tag, props, attrs = {}) => {
+    const e = Object.assign(document.createElement(tag), props);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
+  const canvas = (id, label) => {
+    const box = make('div', { className: 'scroll' });
+    box.append(make('canvas', { id, width: 10, height: 10 }, { role: 'img', 'aria-label': label }));
+    return box;
+  };
+  const cursor = (id) => make('p', { className: 'cursor', id }, { 'aria-live': 'polite' });
+  const fig = make('figure', { className: 'panel' });
+  fig.append(make('figcaption', { id: `cmp-${side}-title`, textContent: '—' }), make('p', { className: 'result small', id: `cmp-${side}-text` }),
+    canvas(`cmp-${side}-links`, `${name} model's word links; focus it and use the arrow keys`), cursor(`cmp-${side}-links-cursor`),
+    canvas(`cmp-${side}-map`, `${name} model's alignment`), cursor(`cmp-${side}-cursor`));
+  return fig;
+}
+
+/** The comparison's two sides, before their views are made (translate.js). */
+export function buildCompareSides() {
+  $('cmp-sides').replaceChildren(compareSide('a', 'Left'), compareSide('b', 'Right'));
+}
+
 /** Two models' translations and alignments of the sentence in the main form, side by side. */
 export function setupComparePanel({ level, results, views, ui, translate }) {
   for (const sel of [$('cmp-a'), $('cmp-b')]) for (const [v, l] of MODELS) sel.append(new Option(`${l} (${v})`, v));

@@ -16,7 +16,7 @@ import { fileName, mapsDocument, registerPng, wireMapExports } from './export.js
 import { $, createDemo, pickOption, wireExamples } from './demo.js';
 import { EXAMPLES, KEY_TEXT, drawAlignment, linksNote, missingText, modelBlocks, wordTexts } from './translate-views.js';
 import { createCoveragePanel, createHeadPanel, createNeuronPanel } from './translate-panels.js';
-import { setupAlignPanel, setupComparePanel } from './translate-align.js';
+import { buildCompareSides, setupAlignPanel, setupComparePanel } from './translate-align.js';
 
 export { EXAMPLES, COVERAGE_EXAMPLE, modelBlocks } from './translate-views.js';
 
@@ -189,6 +189,7 @@ export function setupTranslate() {
   t.neuron = createNeuronPanel(ctx);
   t.coverage = createCoveragePanel(ctx);
   const align = setupAlignPanel({ ...ctx, view: alignmentViews('al', IDLE_MAP, IDLE_LINKS) });
+  buildCompareSides();
   const cmpViews = { a: alignmentViews('cmp-a'), b: alignmentViews('cmp-b') };
   const compare = setupComparePanel({ ...ctx, views: cmpViews });
   wireModelViewExports(t);

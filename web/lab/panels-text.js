@@ -47,6 +47,12 @@ const TANG_MODELS = ['1: e ⊙ l(L, hop)', '2: e ⊙ (1 − L/T)', '3: e + l(L)'
 const needWords = (list, n, what) => {
   if (list.length < n) throw new Error(`Type at least ${n} word${n > 1 ? 's' : ''} in ${what}.`);
 };
+/** The words of each named text box of state `s` (at most `max` each), each box needing at least one word. */
+const textWords = (s, maxima) => Object.entries(maxima).map(([name, max]) => {
+  const list = words(s[name], max);
+  needWords(list, 1, `the ${name}`);
+  return list;
+});
 
 const PANELS = [
   { op: 'co_attention_parallel', ops: ['co_attention_parallel', 'co_attention_max_pooled'], title: 'co-attention, parallel',
@@ -54,10 +60,7 @@ const PANELS = [
     formula: 'C = tanh(Qᵀ W_b V);  H_v = tanh(W_v V + (W_q Q) C),  a_v = softmax(w_hvᵀ H_v)  (and a_q);  max-pooled: a_v = softmax(max_t C_t·)',
     texts: [['question', 'where is the milk'], ['context', 'mary went to the kitchen and took the milk to the garden']],
     draw(rec, parts, s) {
-      const q = words(s.question, 6);
-      const v = words(s.context, 12);
-      needWords(q, 1, 'the question');
-      needWords(v, 1, 'the context');
+      const [q, v] = textWords(s, { question: 6, context: 12 });
       const inputs = { v: mat(vectors(v)), q: mat(vectors(q)), w_b: W_B };
       const par = rec.run('co_attention_parallel', { ...inputs, w_v: CO_W, w_q: CO_W, w_hv: CO_WH, w_hq: CO_WH }, {},
         { affinity: 'affinity', a_v: 'a_v', a_q: 'a_q' });
@@ -70,10 +73,7 @@ const PANELS = [
     formula: 'H = tanh(W_x X + (W_g g) 1ᵀ);  a_x = softmax(w_hxᵀ H);  x̂ = Σ a_x x  — step 1: X = Q, g = 0;  step 2: X = V, g = ŝ;  step 3: X = Q, g = v̂',
     texts: [['question', 'what colour is the small cat'], ['context', 'a small black cat sits next to a big white dog']],
     draw(rec, parts, s) {
-      const q = words(s.question, 6);
-      const v = words(s.context, 12);
-      needWords(q, 1, 'the question');
-      needWords(v, 1, 'the context');
+      const [q, v] = textWords(s, { question: 6, context: 12 });
       const out = rec.run('co_attention_alternating', {
         v: mat(vectors(v)), q: mat(vectors(q)), w_x1: ALT_X1, w_hx1: ALT_H1,
         w_x2: BUMP_X, w_g2: BUMP_G, w_hx2: BUMP_H, w_x3: BUMP_X, w_g3: BUMP_G, w_hx3: BUMP_H,
@@ -87,10 +87,7 @@ const PANELS = [
     note: 's: the attention over the document words, the cloze answer is the word with the largest sum.',
     texts: [['document', 'mary took the milk to the garden and john went to the kitchen'], ['query', 'where did mary take the milk']],
     draw(rec, parts, s) {
-      const d = words(s.document, 12);
-      const q = words(s.query, 6);
-      needWords(d, 1, 'the document');
-      needWords(q, 1, 'the query');
+      const [d, q] = textWords(s, { document: 12, query: 6 });
       const out = rec.run('attention_over_attention', { doc: mat(vectors(d)), query: mat(vectors(q)) }, {},
         { alpha: 'alpha', beta_avg: 'beta_avg', s: 's' });
       parts.push(heatmap(out.alpha.data, d, q, { label: 'alpha', hi: 1, caption: 'α: each query word\'s attention over the document (columns sum to 1)' }),
