@@ -1,5 +1,6 @@
-// The attnlens page: four demos on the package's public API. The lab runs catalogue ops on the main thread
-// (microseconds each); the three model demos run in a Web Worker (worker.js) so the page never freezes.
+// The attnlens page: the model demos and the lab on the package's public API. The lab runs catalogue ops on the main
+// thread (microseconds each); the model demos run in a Web Worker (worker.js) so the page never freezes. Every demo
+// has the same shape, written down in demo.js: inputs → run in the worker → render into the shared view components.
 import { init, info } from '../wasm/index.js';
 import { call } from './client.js';
 import { setupLab } from './lab.js';
@@ -10,6 +11,7 @@ import { setupVqa } from './vqa.js';
 import { setupPointer } from './pointer.js';
 import { wireExportButtons } from './export.js';
 import { INITIAL_STATE } from './state.js';
+import { expandTemplates } from './demo.js';
 
 const status = document.getElementById('status');
 
@@ -21,6 +23,7 @@ if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
   });
 }
 
+expandTemplates();
 const demos = [
   [document.getElementById('translate'), setupTranslate()],
   [document.getElementById('caption'), setupCaption()],

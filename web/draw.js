@@ -47,18 +47,44 @@ function clipLabel(ctx, text, maxWidth) {
 }
 
 /**
+ * What the heatmap and the link view share: a model drawn on a focusable canvas that reports what the pointer or the
+ * keyboard selects through onCursor(text); set(model) draws a model (no selection), clear() empties the canvas and
+ * sets its data-* readouts to `blank`.
+ */
+class CanvasView {
+  constructor(canvas, blank, { onCursor = () => {}, maxWidth = () => canvas.parentElement?.clientWidth || 600 } = {}) {
+    this.canvas = canvas;
+    this.blank = blank;
+    this.onCursor = onCursor;
+    this.maxWidth = maxWidth;
+    this.model = null;
+    canvas.tabIndex = 0;
+  }
+
+  set(model) {
+    this.model = model;
+    this.unselect();
+    this.draw();
+  }
+
+  clear() {
+    this.model = null;
+    this.boxes = null;
+    Object.assign(this.canvas.dataset, this.blank);
+    const ctx = this.canvas.getContext('2d');
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+  }
+}
+
+/**
  * A heatmap of a [rows × cols] matrix (row-major Float32Array) with token labels. Hovering (or moving the cursor
  * with the arrow keys while the canvas has focus) highlights the cell's row and column labels and reports the
  * weight through onCursor(text).
  */
-export class Heatmap {
-  constructor(canvas, { onCursor = () => {}, maxWidth = () => canvas.parentElement?.clientWidth || 600 } = {}) {
-    this.canvas = canvas;
-    this.onCursor = onCursor;
-    this.maxWidth = maxWidth;
+export class Heatmap extends CanvasView {
+  constructor(canvas, options) {
+    super(canvas, { dims: '', marks: '0' }, options);
     this.cursor = null;
-    this.model = null;
-    canvas.tabIndex = 0;
     canvas.addEventListener('pointermove', (ev) => this.#hover(ev));
     canvas.addEventListener('pointerleave', () => {
       if (document.activeElement === canvas) return; // keep the keyboard cursor
@@ -70,20 +96,8 @@ export class Heatmap {
     canvas.addEventListener('focus', () => { if (!this.cursor && this.model) { this.cursor = [0, 0]; this.draw(); this.#report(); } });
   }
 
-  /** rowLabels.length × colLabels.length values in `data`. */
-  set(model) {
-    this.model = model;
-    this.cursor = null;
-    this.draw();
-  }
-
-  clear() {
-    this.model = null;
-    this.canvas.dataset.dims = '';
-    this.canvas.dataset.marks = '0';
-    const ctx = this.canvas.getContext('2d');
-    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
-  }
+  /** set(model): rowLabels.length × colLabels.length values in `data`. */
+  unselect() { this.cursor = null; }
 
   draw() {
     const m = this.model;
@@ -331,14 +345,10 @@ HeadView.prototype.toSvg = function toSvg() {
  * model: { source: [text], target: [text], links: [[s, t]], weights?: (s, t) → [0, 1] (line strength),
  *          targetProb?: [p] (a small bar under each target word), sourceName, targetName, targetNote?: (t) → text }
  */
-export class LinkView {
-  constructor(canvas, { onCursor = () => {}, maxWidth = () => canvas.parentElement?.clientWidth || 600 } = {}) {
-    this.canvas = canvas;
-    this.onCursor = onCursor;
-    this.maxWidth = maxWidth;
-    this.model = null;
+export class LinkView extends CanvasView {
+  constructor(canvas, options) {
+    super(canvas, { links: '0', pairs: '' }, options);
     this.sel = null; // { side: 'source' | 'target', i }
-    canvas.tabIndex = 0;
     canvas.addEventListener('pointermove', (ev) => {
       if (!this.boxes) return;
       const rect = canvas.getBoundingClientRect();
@@ -354,20 +364,7 @@ export class LinkView {
     canvas.addEventListener('keydown', (ev) => this.#key(ev));
   }
 
-  set(model) {
-    this.model = model;
-    this.sel = null;
-    this.draw();
-  }
-
-  clear() {
-    this.model = null;
-    this.boxes = null;
-    this.canvas.dataset.links = '0';
-    this.canvas.dataset.pairs = '';
-    const ctx = this.canvas.getContext('2d');
-    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
-  }
+  unselect() { this.sel = null; }
 
   /** Links of word i of `side`: indices into model.links. */
   linksOf(side, i) {

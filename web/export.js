@@ -172,3 +172,21 @@ export function wireExportButtons(root = document) {
     });
   }
 }
+
+/**
+ * The model view's two exports: `json` saves `doc()` (a mapsDocument) and `npy` the selected map (else the first,
+ * which it then selects) as `<npyName(map)>.npy`.
+ */
+export function wireMapExports(modelView, { json, npy, doc, jsonName, npyName }) {
+  json.addEventListener('click', () => {
+    const d = doc();
+    if (d) downloadText(JSON.stringify(d), `${jsonName(d)}.json`, 'application/json');
+  });
+  npy.addEventListener('click', () => {
+    const m = modelView.selectedMap() ?? modelView.maps()[0];
+    const name = m && npyName(m);
+    if (!name) return;
+    if (!modelView.selectedMap()) modelView.select(m);
+    download(new Blob([npyBytes(m.data, [m.rows, m.cols])], { type: 'application/octet-stream' }), `${name}.npy`);
+  });
+}

@@ -2,10 +2,11 @@
 // heatmap shows the pointer distribution of every output step (row = step, column = input position; the dot marks
 // the position chosen; hover or arrow keys read a weight). The canvas publishes what it drew in data-weights (JSON),
 // data-dims and data-order, so tests/e2e/pointer.test.mjs can check the drawing against the result's map.
+//
+// The demo's shape (demo.js): inputs (the numbers) → run in the worker → render (sorted list, heatmap).
 import { Heatmap } from './draw.js';
-import { runTask, statusUi } from './client.js';
-
-const $ = (id) => document.getElementById(id);
+import { runTask } from './client.js';
+import { $, createDemo, wireExamples } from './demo.js';
 const TASK = 'number-sorting';
 const MODEL = 'pointer-sort';
 
@@ -13,15 +14,11 @@ const MODEL = 'pointer-sort';
 const fmt = (v) => (Number.isInteger(v) && Math.abs(v) < 1e9 ? String(v) : String(Number(v.toPrecision(6))));
 
 export function setupPointer() {
-  const ui = statusUi({ progress: $('ptr-progress'), status: $('ptr-status'), button: $('ptr-run') });
+  const { ui, autorun } = createDemo({ name: 'pointer', prefix: 'ptr', run: () => runForm() });
   const canvas = $('ptr-map');
   const heatmap = new Heatmap(canvas, { onCursor: (t) => { $('ptr-cursor').textContent = t; } });
-  let ran = false;
   let runId = 0;
-
-  $('ptr-example').addEventListener('change', () => {
-    if ($('ptr-example').value) $('ptr-input').value = $('ptr-example').value;
-  });
+  wireExamples($('ptr-example'), $('ptr-input'));
 
   function clear() {
     heatmap.clear();
@@ -67,18 +64,5 @@ export function setupPointer() {
     }
   }
 
-  $('ptr-form').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    ran = true;
-    return runForm();
-  });
-
-  return {
-    /** Sorts the numbers in the form (the example unless edited), unless a run already happened. */
-    autorun() {
-      if (ran || $('ptr-run').disabled) return undefined;
-      ran = true;
-      return runForm();
-    },
-  };
+  return { autorun };
 }

@@ -7,6 +7,7 @@ const CACHE = 'attnlens-page-v2';
 // build lacks (e.g. a task module) are skipped.
 const SHELL = [
   './', './index.html', './style.css', './app.js', './client.js', './draw.js', './maps.js', './lab.js', './translate.js',
+  './translate-views.js', './translate-panels.js', './translate-align.js', './demo.js', './overlay.js',
   './sentiment.js', './caption.js', './worker.js', './modelview.js', './headstats.js', './export.js', './state.js',
   './rollout.js', './coverage.js', './neuron.js', './heat.js', './vqa.js', './pointer.js', './lab/ui.js', './lab/plane.js', './lab/words.js', './lab/panels-plane.js',
   './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js', '../wasm/pipelines/base.js',

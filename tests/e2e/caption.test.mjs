@@ -3,34 +3,24 @@
 // appearing with its own attention) and all at once under prefers-reduced-motion, and no '<unk>' in a caption.
 // The attention itself is read back from the page's own JSON export of the maps (cap-mv-json).
 // Screenshot: tests/e2e/artifacts/caption-overlay.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, BROWSER_SKIP, available, openPage } from './helpers.mjs';
+import {
+  ARTIFACTS, BROWSER_SKIP, available, usePage, page, problems,
+} from './helpers.mjs';
 
 const skip = BROWSER_SKIP || (!available('captioning', 'shapes') && 'the shapes captioning bundle is not in this build');
 
-let server;
-let browser;
-let page;
-let problems;
-
-before(async () => {
-  if (skip) return;
-  let url;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1280, height: 1000 }));
-  await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
-  await page.locator('#caption').scrollIntoViewIfNeeded();
-  // the automatic first caption (examples/shapes-1.png) runs when the section comes into view: let it finish
-  await page.waitForFunction(() => /\d ms$/.test(document.getElementById('cap-status').textContent.trim()), null,
-    { timeout: 120_000 });
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  server?.close();
+usePage({
+  skip, width: 1280, height: 1000,
+  async then() {
+    await page.locator('#caption').scrollIntoViewIfNeeded();
+    // the automatic first caption (examples/shapes-1.png) runs when the section comes into view: let it finish
+    await page.waitForFunction(() => /\d ms$/.test(document.getElementById('cap-status').textContent.trim()), null,
+      { timeout: 120_000 });
+  },
 });
 
 /** Clicks Caption and records, at every change of the word strip, how many words are shown and which is selected. */

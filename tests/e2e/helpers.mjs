@@ -1,5 +1,7 @@
 // Shared set-up for the browser end-to-end tests: Debian's Chromium through playwright-core (TOOLCHAIN.md), a
 // collector of console errors / failed requests, canvas pixel probes, and the artifacts folder for screenshots.
+import { before, after } from 'node:test';
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -136,4 +138,44 @@ export function canvasProbe(page, selector, { bottom = 0 } = {}) {
     }
     return { ink, color, hash, colorHash, width: c.width };
   }, bottom);
+}
+
+/** In the page: whether the status line `status` says that its demo's run ended (a time, an error, a missing model). */
+export const isDone = (status) => {
+  const s = document.querySelector(status);
+  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
+};
+/** Waits for the run of the demo whose status line is `status` to end; fails when the line matches `fails`. */
+export async function waitForRun(p, status, { timeout = 120_000, fails = /Error/ } = {}) {
+  await p.waitForFunction(isDone, status, { timeout });
+  const s = await p.$eval(status, (e) => e.textContent.trim());
+  assert.doesNotMatch(s, fails, s);
+  return s;
+}
+
+// The page of a browser test file, opened by usePage() in its before hook: live bindings that the test file imports
+// (each test file runs in a process of its own).
+export let server;
+export let url;
+export let browser;
+export let page;
+export let problems;
+
+/**
+ * A browser test file's set-up and tear-down: before its tests (unless `skip`), serve the repository, launch Chromium
+ * at `width` × `height`, open `path(url)` (default: the page itself), wait for the page to be ready (unless `ready`
+ * is false) and run `then()`; after them, close both.
+ */
+export function usePage({ skip = BROWSER_SKIP, width, height, path = (u) => u, ready = true, then } = {}) {
+  before(async () => {
+    if (skip) return;
+    ({ server, url, browser, page, problems } = await openPage({ width, height }));
+    await page.goto(path(url));
+    if (ready) await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
+    await then?.();
+  });
+  after(async () => {
+    if (browser) await browser.close();
+    server?.close();
+  });
 }

@@ -4,11 +4,13 @@
 // equal to what the package's ops return when this test runs them itself, in the page, on the inputs the panel
 // reports (≤ 1e-6), with the numbers on screen equal to those weights. Screenshots of the lab at 1440 and 390 px go
 // to tests/e2e/artifacts/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, ARTIFACTS, BROWSER_SKIP, allowMissing, watchProblems, watchCsp, openPage } from './helpers.mjs';
+import {
+  ROOT, ARTIFACTS, BROWSER_SKIP, allowMissing, watchProblems, watchCsp, usePage, url, browser, page, problems,
+} from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
 
@@ -44,30 +46,18 @@ const PLANE_OPS = ['score_dot', 'score_scaled_dot', 'score_general', 'score_addi
   'align_soft', 'align_local_p', 'align_hard_argmax', 'key_value_attention', 'multi_head_attention',
   'structured_self_attention', 'relation_self_attention'];
 
-let server;
-let browser;
-let page;
-let problems;
-let url;
-
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1440 }));
-  // A link to the lab (?demo=lab) opens the page scrolled there, so the model demos above, which run when they come
-  // into view, stay idle and cannot shift the page under a drag.
-  await page.goto(labUrl());
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
-  await settle(page);
-  // The image panel has its weights once the example image has loaded.
-  await page.waitForFunction(() => {
-    const d = document.querySelector('.lab-panel[data-op="visual_soft_attention"] .weights');
-    return d && JSON.parse(d.dataset.weights || '{}').alpha;
-  }, null, { timeout: 15_000 });
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  server?.close();
+// A link to the lab (?demo=lab) opens the page scrolled there, so the model demos above, which run when they come
+// into view, stay idle and cannot shift the page under a drag.
+usePage({
+  skip, width: 1440, path: () => labUrl(),
+  async then() {
+    await settle(page);
+    // The image panel has its weights once the example image has loaded.
+    await page.waitForFunction(() => {
+      const d = document.querySelector('.lab-panel[data-op="visual_soft_attention"] .weights');
+      return d && JSON.parse(d.dataset.weights || '{}').alpha;
+    }, null, { timeout: 15_000 });
+  },
 });
 
 /**

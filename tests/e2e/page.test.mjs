@@ -4,14 +4,14 @@
 // Content-Security-Policy that scripts/serve.mjs sends, and every test fails on a CSP violation; user text typed
 // into the page is never markup; a worker that crashes, traps or hangs is restarted with a message. Screenshots go
 // to tests/e2e/artifacts/ (the README shows copies of them).
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CSP } from '../../scripts/serve.mjs';
 import {
   ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, pipelineModule, watchProblems, watchCsp,
-  canvasProbe, openPage,
+  canvasProbe, openPage, usePage, server, url, browser, page, problems, isDone, waitForRun,
 } from './helpers.mjs';
 
 const skip = BROWSER_SKIP;
@@ -59,24 +59,8 @@ async function linksMatch(p, sel, ref) {
   assert.ok((await canvasProbe(p, sel)).color > 300, `${sel}: the links drawing has ink`);
 }
 
-let server;
-let url;
-let browser;
-let page;
-let problems;
-
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1280 }));
-  await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
-});
-
-after(async () => {
-  for (const tr of nodeTranslators.values()) tr.dispose();
-  if (browser) await browser.close();
-  server?.close();
-});
+usePage({ skip, width: 1280 });
+after(() => { for (const tr of nodeTranslators.values()) tr.dispose(); });
 
 const shot = (name, target = page) => target.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
 const textOf = (sel) => page.$eval(sel, (e) => e.textContent.trim());
@@ -127,16 +111,6 @@ test('the page loads the WASM module and runs the attention lab', { skip }, asyn
 // First sight: with no click, each model demo shows the result for its example input (app.js runs the translator at
 // load, as it is on top, and the caption and sentiment demos when their section is first scrolled into view, one at a
 // time). Each view says in one line what its colours mean.
-const isDone = (status) => {
-  const s = document.querySelector(status);
-  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
-};
-async function waitForRun(p, status, timeout = 120_000) {
-  await p.waitForFunction(isDone, status, { timeout });
-  const s = await p.$eval(status, (e) => e.textContent.trim());
-  assert.doesNotMatch(s, /Error/, s);
-  return s;
-}
 const keyLine = (p, panel) => p.$eval(panel, (f) => {
   const k = f.querySelector('.key-line');
   return k && k.getClientRects().length ? k.textContent.trim() : '';
@@ -679,7 +653,7 @@ test('a worker that crashes, traps or hangs is restarted: a message, then the ne
       if (mode === 'hang') await tab.evaluate((ms) => window.attnlensTestHooks.setRequestTimeout(ms), defaultTimeout);
       // The next request runs in a fresh worker (the bundle comes from the Cache API again).
       await tab.click('#tr-run');
-      const status = await waitForRun(tab, '#tr-status', 120_000);
+      const status = await waitForRun(tab, '#tr-status', { timeout: 120_000 });
       assert.doesNotMatch(status, /crashed/, status);
       assert.equal(await tab.$eval('#tr-output', (e) => e.textContent.trim()), TRANSLATE[1].en, `${mode}: translating works again`);
     }

@@ -4,29 +4,18 @@
 // order) must equal the 'pointer' map of the package's own result for the same input, computed by this test in the
 // page's main thread (≤ 1e-6); the map's cursor reads a weight; bad input (empty, "abc", too many numbers) shows
 // the package's error. Screenshot to tests/e2e/artifacts/pointer.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ARTIFACTS, BROWSER_SKIP, available, openPage, canvasProbe } from './helpers.mjs';
+import {
+  ARTIFACTS, BROWSER_SKIP, available, canvasProbe, usePage, page, problems,
+} from './helpers.mjs';
 
 const skip = BROWSER_SKIP || (available('pointer', 'pointer-sort') ? false : 'pointer-sort bundle missing');
 
-let server;
-let browser;
-let page;
-let problems;
-let url;
-
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage());
-  await page.goto(`${url}?demo=pointer`);
-  await page.evaluate(() => document.getElementById('pointer').scrollIntoView());
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  server?.close();
+usePage({
+  skip, path: (u) => `${u}?demo=pointer`, ready: false,
+  then: () => page.evaluate(() => document.getElementById('pointer').scrollIntoView()),
 });
 
 /** Waits until the demo has answered `input` (a drawing or an error) and the button is enabled again. */

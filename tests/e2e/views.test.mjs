@@ -7,13 +7,14 @@
 // the captioner's one map per word; the dark colour scheme.
 // Screenshots: tests/e2e/artifacts/model-view.png (1440 px; copied to web/screenshots/), model-view-390.png,
 // model-view-selfattn.png, model-view-caption.png and model-view-dark-390.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, watchProblems, watchCsp, canvasProbe, openPage,
+  ROOT, ARTIFACTS, BROWSER_SKIP, hasBundle, available, allowMissing, watchProblems, watchCsp, canvasProbe,
+  usePage, url, browser, page, problems, waitForRun as waitRun,
 } from './helpers.mjs';
 import { headStats, formatStats, STAT_KEYS } from '../../web/headstats.js';
 
@@ -25,34 +26,9 @@ if (hasBundle('de-en-general')) {
   assert.deepEqual([c.encoder_layers, c.decoder_layers, c.heads], [3, 3, 4], 'de-en-general is 3 + 3 layers of 4 heads');
 }
 
-let server;
-let url;
-let browser;
-let page;
-let problems;
+usePage({ skip, width: 1440 });
 
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1440 }));
-  await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30_000 });
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  server?.close();
-});
-
-const isDone = (status) => {
-  const s = document.querySelector(status);
-  return /\d ms$/.test(s.textContent.trim()) || s.classList.contains('error') || s.classList.contains('missing');
-};
-async function waitForRun(p, status, timeout = 120_000) {
-  await p.waitForFunction(isDone, status, { timeout });
-  const s = await p.$eval(status, (e) => e.textContent.trim());
-  assert.doesNotMatch(s, /Error|not available/, s);
-  return s;
-}
+const waitForRun = (p, status) => waitRun(p, status, { fails: /Error|not available/ });
 /** Clicks the form's button and waits for its run to finish. */
 async function submit(p, button, status) {
   await p.$eval(status, (s) => { s.textContent = ''; });

@@ -4,31 +4,18 @@
 // equal the maps of the package's own result for the same scene and question, computed by this test in the page's
 // main thread (≤ 1e-6), with the same answer shown; an empty question shows the engine's error. Screenshot to
 // tests/e2e/artifacts/vqa.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ARTIFACTS, BROWSER_SKIP, available, openPage, canvasProbe } from './helpers.mjs';
+import {
+  ARTIFACTS, BROWSER_SKIP, available, canvasProbe, usePage, page, problems,
+} from './helpers.mjs';
 
 const MODELS = ['shapes-vqa-coattn', 'shapes-vqa-aoa'];
 const WORD_REGION = { 'shapes-vqa-coattn': 'affinity', 'shapes-vqa-aoa': 'aoa_alpha' };
 const skip = BROWSER_SKIP || (MODELS.every((m) => available('vqa', m)) ? false : 'VQA bundles missing');
 
-let server;
-let browser;
-let page;
-let problems;
-let url;
-
-before(async () => {
-  if (skip) return;
-  ({ server, url, browser, page, problems } = await openPage({ width: 1440 }));
-  await page.goto(`${url}?demo=vqa`);
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  server?.close();
-});
+usePage({ skip, width: 1440, path: (u) => `${u}?demo=vqa`, ready: false });
 
 /** Waits until both columns drew a result for `question` (or, without one, any result). */
 async function answered(question) {

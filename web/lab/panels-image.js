@@ -53,6 +53,55 @@ function gridFeatures(img) {
   return out;
 }
 
+/** The image, its cells darkened by how little attention `alpha` gives them, and the query's cell ringed. */
+function drawGrid(canvas, img, alpha, cell) {
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  if (img) ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
+  const cw = canvas.width / GRID;
+  if (alpha) {
+    const top = Math.max(...alpha);
+    alpha.forEach((a, i) => {
+      // Cells with little attention are darkened; the most attended cell keeps its colours.
+      ctx.fillStyle = `rgba(0, 0, 0, ${(0.8 * (1 - a / top)).toFixed(3)})`;
+      ctx.fillRect((i % GRID) * cw, Math.floor(i / GRID) * cw, cw, cw);
+    });
+  }
+  const [gx, gy] = cell;
+  ctx.strokeStyle = '#fff';
+  ctx.lineWidth = 3;
+  ctx.beginPath(); ctx.arc((gx + 0.5) * cw, (gy + 0.5) * cw, cw * 0.32, 0, 2 * Math.PI); ctx.stroke();
+  ctx.strokeStyle = '#d6336c';
+  ctx.lineWidth = 2;
+  ctx.stroke();
+  canvas.dataset.cell = JSON.stringify(cell);
+}
+
+/** Dragging on the grid or the arrow keys move the query to a cell: moveTo([gx, gy]). */
+function wireCellInput(canvas, cell, moveTo) {
+  const clamp = (v) => Math.max(0, Math.min(GRID - 1, v));
+  const cellAt = (ev) => {
+    const r = canvas.getBoundingClientRect();
+    return [clamp(Math.floor(((ev.clientX - r.left) / r.width) * GRID)), clamp(Math.floor(((ev.clientY - r.top) / r.height) * GRID))];
+  };
+  let dragging = false;
+  canvas.addEventListener('pointerdown', (ev) => {
+    dragging = true;
+    canvas.setPointerCapture(ev.pointerId);
+    moveTo(cellAt(ev));
+  });
+  canvas.addEventListener('pointermove', (ev) => { if (dragging) moveTo(cellAt(ev)); });
+  canvas.addEventListener('pointerup', () => { dragging = false; });
+  canvas.addEventListener('keydown', (ev) => {
+    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    if (!moves[ev.key]) return;
+    ev.preventDefault();
+    const [dx, dy] = moves[ev.key];
+    moveTo([clamp(cell()[0] + dx), clamp(cell()[1] + dy)]);
+  });
+}
+
 export function setupImagePanel(parent) {
   parent.replaceChildren();
   const panel = makePanel(parent, {
@@ -84,29 +133,7 @@ export function setupImagePanel(parent) {
   panel.box.insertBefore(view, panel.drawing);
 
   let alpha = null;
-  function draw() {
-    const ctx = canvas.getContext('2d');
-    ctx.fillStyle = '#fff';
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
-    if (img) ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-    const cw = canvas.width / GRID;
-    if (alpha) {
-      const top = Math.max(...alpha);
-      alpha.forEach((a, i) => {
-        // Cells with little attention are darkened; the most attended cell keeps its colours.
-        ctx.fillStyle = `rgba(0, 0, 0, ${(0.8 * (1 - a / top)).toFixed(3)})`;
-        ctx.fillRect((i % GRID) * cw, Math.floor(i / GRID) * cw, cw, cw);
-      });
-    }
-    const [gx, gy] = state.cell;
-    ctx.strokeStyle = '#fff';
-    ctx.lineWidth = 3;
-    ctx.beginPath(); ctx.arc((gx + 0.5) * cw, (gy + 0.5) * cw, cw * 0.32, 0, 2 * Math.PI); ctx.stroke();
-    ctx.strokeStyle = '#d6336c';
-    ctx.lineWidth = 2;
-    ctx.stroke();
-    canvas.dataset.cell = JSON.stringify(state.cell);
-  }
+  const draw = () => drawGrid(canvas, img, alpha, state.cell);
 
   function update() {
     const rec = panel.render((r, parts) => {
@@ -148,31 +175,10 @@ export function setupImagePanel(parent) {
     image.src = new URL(`../examples/${IMAGES[state.image][0]}`, import.meta.url).href;
   }
 
-  const cellAt = (ev) => {
-    const r = canvas.getBoundingClientRect();
-    const gx = Math.floor(((ev.clientX - r.left) / r.width) * GRID);
-    const gy = Math.floor(((ev.clientY - r.top) / r.height) * GRID);
-    return [Math.max(0, Math.min(GRID - 1, gx)), Math.max(0, Math.min(GRID - 1, gy))];
-  };
-  let dragging = false;
-  const moveTo = (cell) => {
+  wireCellInput(canvas, () => state.cell, (cell) => {
     if (cell[0] === state.cell[0] && cell[1] === state.cell[1]) return;
     state.cell = cell;
     update();
-  };
-  canvas.addEventListener('pointerdown', (ev) => {
-    dragging = true;
-    canvas.setPointerCapture(ev.pointerId);
-    moveTo(cellAt(ev));
-  });
-  canvas.addEventListener('pointermove', (ev) => { if (dragging) moveTo(cellAt(ev)); });
-  canvas.addEventListener('pointerup', () => { dragging = false; });
-  canvas.addEventListener('keydown', (ev) => {
-    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
-    if (!moves[ev.key]) return;
-    ev.preventDefault();
-    const [dx, dy] = moves[ev.key];
-    moveTo([Math.max(0, Math.min(GRID - 1, state.cell[0] + dx)), Math.max(0, Math.min(GRID - 1, state.cell[1] + dy))]);
   });
   select.addEventListener('change', () => {
     state.image = Number(select.value);

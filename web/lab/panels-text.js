@@ -47,6 +47,12 @@ const TANG_MODELS = ['1: e ⊙ l(L, hop)', '2: e ⊙ (1 − L/T)', '3: e + l(L)'
 const needWords = (list, n, what) => {
   if (list.length < n) throw new Error(`Type at least ${n} word${n > 1 ? 's' : ''} in ${what}.`);
 };
+/** The words of each named text box of state `s` (at most `max` each), each box needing at least one word. */
+const textWords = (s, maxima) => Object.entries(maxima).map(([name, max]) => {
+  const list = words(s[name], max);
+  needWords(list, 1, `the ${name}`);
+  return list;
+});
 
 const PANELS = [
   { op: 'co_attention_parallel', ops: ['co_attention_parallel', 'co_attention_max_pooled'], title: 'co-attention, parallel',
@@ -54,10 +60,7 @@ const PANELS = [
     formula: 'C = tanh(Qᵀ W_b V);  H_v = tanh(W_v V + (W_q Q) C),  a_v = softmax(w_hvᵀ H_v)  (and a_q);  max-pooled: a_v = softmax(max_t C_t·)',
     texts: [['question', 'where is the milk'], ['context', 'mary went to the kitchen and took the milk to the garden']],
     draw(rec, parts, s) {
-      const q = words(s.question, 6);
-      const v = words(s.context, 12);
-      needWords(q, 1, 'the question');
-      needWords(v, 1, 'the context');
+      const [q, v] = textWords(s, { question: 6, context: 12 });
       const inputs = { v: mat(vectors(v)), q: mat(vectors(q)), w_b: W_B };
       const par = rec.run('co_attention_parallel', { ...inputs, w_v: CO_W, w_q: CO_W, w_hv: CO_WH, w_hq: CO_WH }, {},
         { affinity: 'affinity', a_v: 'a_v', a_q: 'a_q' });
@@ -70,10 +73,7 @@ const PANELS = [
     formula: 'H = tanh(W_x X + (W_g g) 1ᵀ);  a_x = softmax(w_hxᵀ H);  x̂ = Σ a_x x  — step 1: X = Q, g = 0;  step 2: X = V, g = ŝ;  step 3: X = Q, g = v̂',
     texts: [['question', 'what colour is the small cat'], ['context', 'a small black cat sits next to a big white dog']],
     draw(rec, parts, s) {
-      const q = words(s.question, 6);
-      const v = words(s.context, 12);
-      needWords(q, 1, 'the question');
-      needWords(v, 1, 'the context');
+      const [q, v] = textWords(s, { question: 6, context: 12 });
       const out = rec.run('co_attention_alternating', {
         v: mat(vectors(v)), q: mat(vectors(q)), w_x1: ALT_X1, w_hx1: ALT_H1,
         w_x2: BUMP_X, w_g2: BUMP_G, w_hx2: BUMP_H, w_x3: BUMP_X, w_g3: BUMP_G, w_hx3: BUMP_H,
@@ -87,10 +87,7 @@ const PANELS = [
     note: 's: the attention over the document words, the cloze answer is the word with the largest sum.',
     texts: [['document', 'mary took the milk to the garden and john went to the kitchen'], ['query', 'where did mary take the milk']],
     draw(rec, parts, s) {
-      const d = words(s.document, 12);
-      const q = words(s.query, 6);
-      needWords(d, 1, 'the document');
-      needWords(q, 1, 'the query');
+      const [d, q] = textWords(s, { document: 12, query: 6 });
       const out = rec.run('attention_over_attention', { doc: mat(vectors(d)), query: mat(vectors(q)) }, {},
         { alpha: 'alpha', beta_avg: 'beta_avg', s: 's' });
       parts.push(heatmap(out.alpha.data, d, q, { label: 'alpha', hi: 1, caption: 'α: each query word\'s attention over the document (columns sum to 1)' }),
@@ -100,14 +97,11 @@ const PANELS = [
   { op: 'hierarchical_attention', title: 'hierarchical attention', paper: 'Yang 2016',
     formula: 'u_it = tanh(W_w h_it);  α_it = softmax_t(u_itᵀ u_w);  s_i = Σ_t α_it h_it;  then the same over sentences with u_s',
     note: 'Sentences end at . ! or ?. Words near the context word (equal words match) get the attention, and so do the sentences that hold them.',
-    controls(knobs, state, update) {
-      state.paragraph = 'The food was cold. The service was slow! But the dessert was wonderful.';
-      state.context = 'dessert';
-      textBox(knobs, { label: 'paragraph', aria: 'hierarchical attention: paragraph', value: state.paragraph, rows: 2,
-        onInput: (v) => { state.paragraph = v; update(); } });
-      textBox(knobs, { label: 'context word u', aria: 'hierarchical attention: context word', value: state.context, wide: false,
-        onInput: (v) => { state.context = v; update(); } });
-    },
+    knobs: [
+      { text: 'paragraph', label: 'paragraph', aria: 'hierarchical attention: paragraph', rows: 2,
+        value: 'The food was cold. The service was slow! But the dessert was wonderful.' },
+      { text: 'context', label: 'context word u', aria: 'hierarchical attention: context word', value: 'dessert', wide: false },
+    ],
     draw(rec, parts, s) {
       const sentences = s.paragraph.split(/[.!?]+/).map((t) => words(t, 8)).filter((w) => w.length).slice(0, 4);
       const ctx = words(s.context, 1);
@@ -130,11 +124,7 @@ const PANELS = [
   { op: 'pointer_attention', title: 'pointer network', paper: 'Vinyals 2015',
     formula: 'p(c_i) = softmax_j(vᵀ tanh(W h_i + U x_j))  over the input positions;  c_i = argmax, then masked',
     note: 'Each step points at one input position; positions already pointed at are masked, and the decoder reads the last pick. The toy weights make it sort ascending.',
-    controls(knobs, state, update) {
-      state.numbers = '42 7 19 3 25';
-      textBox(knobs, { label: 'numbers', aria: 'pointer network: numbers to point at', value: state.numbers,
-        onInput: (v) => { state.numbers = v; update(); } });
-    },
+    knobs: [{ text: 'numbers', label: 'numbers', aria: 'pointer network: numbers to point at', value: '42 7 19 3 25' }],
     draw(rec, parts, s) {
       const xs = (s.numbers.match(/-?\d+(\.\d+)?/g) ?? []).map(Number).slice(0, 10);
       if (xs.length < 2) throw new Error('Type at least two numbers.');
@@ -166,17 +156,11 @@ const PANELS = [
   { op: 'coverage_attention', ops: ['coverage_attention', 'coverage_penalty'], title: 'coverage', paper: 'Tu 2016; penalty: Wu 2016',
     formula: 's_tj = vᵀ tanh(W q_t + U k_j + w_c c_tj),  c_t = Σ_{t′<t} α_t′;  penalty cp = β Σ_j log min(Σ_t α_tj, 1), β = 1',
     note: 'Every decoder step asks the same query: without coverage (w = 0) it attends to the same word each time; with it, covered words step back.',
-    controls(knobs, state, update) {
-      state.source = 'ein mann fährt mit dem fahrrad';
-      state.step = 3;
-      state.w = 2;
-      textBox(knobs, { label: 'source', aria: 'coverage: source sentence', value: state.source,
-        onInput: (v) => { state.source = v; update(); } });
-      state.stepSlider = slider(knobs, { label: 'decoder step t', aria: 'coverage: decoder step', min: 1, max: 6, value: 3,
-        onInput: (v) => { state.step = v; update(); } });
-      slider(knobs, { label: 'coverage weight w', aria: 'coverage: weight of the coverage in the score', min: 0, max: 4, step: 0.5, value: 2,
-        onInput: (v) => { state.w = v; update(); } });
-    },
+    knobs: [
+      { text: 'source', label: 'source', aria: 'coverage: source sentence', value: 'ein mann fährt mit dem fahrrad' },
+      { slider: 'step', label: 'decoder step t', aria: 'coverage: decoder step', min: 1, max: 6, value: 3, handle: 'stepSlider' },
+      { slider: 'w', label: 'coverage weight w', aria: 'coverage: weight of the coverage in the score', min: 0, max: 4, step: 0.5, value: 2 },
+    ],
     draw(rec, parts, s) {
       const src = words(s.source, 10);
       needWords(src, 1, 'the source');
@@ -192,17 +176,12 @@ const PANELS = [
   { op: 'position_weighted_memory', title: 'position-weighted memory', paper: 'Tang 2016',
     formula: 'm_i = e_i ⊙ l_i (Models 1, 2),  e_i + l_i (3),  e_i ⊙ σ(l_i) (4);  α = softmax(tanh(w_attᵀ[m_i; v_a]))',
     note: 'L_i: a word\'s distance to the aspect word (which is left out of the memory). Model 1: l_i = (1 − L_i/T) − (hop/d)(1 − 2L_i/T); Model 2: l_i = 1 − L_i/T; Models 3 and 4: learned vectors l(L).',
-    controls(knobs, state, update) {
-      state.sentence = 'the food was great but the service was slow';
-      state.aspect = 6;
-      state.hop = 1;
-      textBox(knobs, { label: 'sentence', aria: 'position-weighted memory: sentence', value: state.sentence,
-        onInput: (v) => { state.sentence = v; update(); } });
-      state.aspectSlider = slider(knobs, { label: 'aspect word', aria: 'position-weighted memory: position of the aspect word', min: 1, max: 9, value: 7,
-        onInput: (v) => { state.aspect = v - 1; update(); } });
-      slider(knobs, { label: 'hop', aria: 'position-weighted memory: hop (Model 1)', min: 1, max: 3, value: 1,
-        onInput: (v) => { state.hop = v; update(); } });
-    },
+    knobs: [
+      { text: 'sentence', label: 'sentence', aria: 'position-weighted memory: sentence', value: 'the food was great but the service was slow' },
+      { slider: 'aspect', label: 'aspect word', aria: 'position-weighted memory: position of the aspect word', min: 1, max: 9, value: 7,
+        handle: 'aspectSlider', map: (v) => v - 1 },
+      { slider: 'hop', label: 'hop', aria: 'position-weighted memory: hop (Model 1)', min: 1, max: 3, value: 1 },
+    ],
     draw(rec, parts, s) {
       const w = words(s.sentence, 12);
       needWords(w, 2, 'the sentence');
@@ -225,15 +204,25 @@ export function setupTextPanels(parent) {
     const panel = makePanel(parent, p);
     const state = {};
     const update = () => panel.render((rec, parts) => p.draw(rec, parts, state), inputOf(state));
-    if (p.texts) {
-      for (const [name, value] of p.texts) {
-        state[name] = value;
-        textBox(panel.knobs, { label: name, aria: `${p.title}: ${name}`, value, onInput: (v) => { state[name] = v; update(); } });
-      }
-    }
-    p.controls?.(panel.knobs, state, update);
+    const knobs = p.knobs ?? (p.texts ?? []).map(([name, value]) => ({ text: name, label: name, aria: `${p.title}: ${name}`, value }));
+    for (const k of knobs) addKnob(panel.knobs, k, state, update);
     update();
   }
+}
+
+/**
+ * One knob of a panel: `{ text: key, … }` a text box, `{ slider: key, …, handle, map }` a slider (its object kept in
+ * state[handle] when the drawing sets its range; state[key] = map(value)). The rest are textBox()/slider() options.
+ */
+function addKnob(parent, { text, slider: key, handle, map = (v) => v, ...options }, state, update) {
+  if (text) {
+    state[text] = options.value;
+    textBox(parent, { ...options, onInput: (v) => { state[text] = v; update(); } });
+    return;
+  }
+  state[key] = map(options.value);
+  const s = slider(parent, { ...options, onInput: (v) => { state[key] = map(v); update(); } });
+  if (handle) state[handle] = s;
 }
 
 /** What the person set, without the slider objects. */
