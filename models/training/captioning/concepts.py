@@ -1,5 +1,5 @@
 """Word detectors over the 7x7 grid, learned from the training captions alone (no boxes): the weak attention targets
-of `train.py --cam-sup` (issue 20, "sharper grounded attention").
+of `train.py --cam-sup`, which trains the attention towards them.
 
 For every content word w of the vocabulary (not a function word, seen in the captions of >= --min-images training
 photos), a linear score per grid cell, x_i(w) = W_w . a_i + b_w over the 1280 MobileNetV2 features a_i of cell i,

@@ -1,5 +1,5 @@
-"""End-to-end Show, Attend and Tell on Flickr8k: the MobileNetV2 encoder is fine-tuned through the attention decoder
-(issue 20 item 3). Written for a GPU (the lent device machine); also runs on the CPU for its self-test.
+"""End-to-end Show, Attend and Tell on Flickr8k: the MobileNetV2 encoder is fine-tuned through the attention decoder.
+Written for a GPU (the lent device machine); also runs on the CPU for its self-test.
 
 Why: the shipped captioner reads frozen ImageNet features, and `probe_maps.py` showed that no attention target built
 from them points into the named object more often than the image centre does: the stride-32 cells of the frozen

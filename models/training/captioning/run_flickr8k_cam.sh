@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 20 item 3: a flickr8k-mobilenet retrained with weak attention supervision (no boxes), then measured through
+# A flickr8k-mobilenet retrained with weak attention supervision (no boxes), then measured through
 # the engine next to the shipped bundle -- one lock-holding job (features are resumed where they stopped):
 #   nohup flock /tmp/attnlens-train.lock sh models/training/captioning/run_flickr8k_cam.sh > models/training/captioning/runs/run_cam.log 2>&1 &
 # 1. concepts.py: word detectors over the 7x7 grid learned from the training captions (multiple-instance learning),

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Heavy steps of the shapes recipe (the settings of the shipped models/shapes; its MODEL_CARD.md has the timings):
 #   nohup flock /tmp/attnlens-train.lock sh models/training/captioning/run_shapes.sh > models/training/captioning/runs/run_shapes.log 2>&1 &
-# Optional guard for a session with a deadline: NOT_AFTER=HHMM (UTC) makes the job exit at once if it only gets the
+# Optional guard for a job with a deadline: NOT_AFTER=HHMM (UTC) makes the job exit at once if it only gets the
 # lock after that time. No `set -e`: every step logs its own error. Every step resumes / is cheap to repeat.
 cd "$(dirname "$0")/../../.."
 R=models/training/captioning

@@ -80,7 +80,7 @@ dev evaluations below), so this is a selection-biased estimate; the SST-2 test s
   Do they help? A probe without network training (frozen vectors averaged per sentence + logistic regression fit
   on train, full dev; `probe_vectors.py`): {probe['dev_accuracy_ppmi_svd'] * 100:.1f}% with our vectors against
   {probe['dev_accuracy_random'] * 100:.1f}% with random vectors of the same scale. A full-model comparison
-  (random initialisation trained for the same time) was not run this session for lack of training time.
+  (random initialisation trained for the same time) was not run, for lack of training time.
 
 ## Recipe (exact commands, from the repo root, under the team's training lock)
 ```

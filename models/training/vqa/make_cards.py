@@ -138,33 +138,6 @@ on the named object.
 """
 
 
-README_BEGIN = "<!-- vqa-metrics:begin (written by models/training/vqa/make_cards.py) -->"
-README_END = "<!-- vqa-metrics:end -->"
-
-
-def update_readme(report):
-    """The README's two model-table rows (after the `shapes` row) and the table between the VQA section's markers."""
-    path = os.path.join(REPO, "README.md")
-    lines = open(path).read().split("\n")
-    names = ["shapes-vqa-coattn", "shapes-vqa-aoa"]
-    s = report["_set"]
-    rows = []
-    for name, what in zip(names, ("parallel co-attention (Lu 2016)", "attention-over-attention (Cui 2017)")):
-        r = report[name]
-        size = os.path.getsize(os.path.join(REPO, "models", name, "weights.safetensors")) / 1e6
-        rows.append("| `%s` | visual question answering about generated shapes scenes, %s between the question's "
-                    "words and the 7×7 grid | %s of answers right, %s grounding (%d held-out scenes, %d questions) "
-                    "| %.1f MB + encoder |" % (name, what, pct(r["accuracy"]["all"]), pct(r["grounding"]["all"]),
-                                               s["scenes"], s["questions"], size))
-    lines = [l for l in lines if not any(l.startswith("| `%s` |" % n) for n in names)]
-    at = next(i for i, l in enumerate(lines) if l.startswith("| `shapes` |"))
-    lines[at + 1:at + 1] = rows
-    b, e = lines.index(README_BEGIN), lines.index(README_END)
-    lines[b + 1:e] = table(report, names).split("\n")
-    open(path, "w").write("\n".join(lines))
-    print("updated", path)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eval", required=True)
@@ -175,7 +148,6 @@ def main():
         path = os.path.join(REPO, "models", name, "MODEL_CARD.md")
         open(path, "w").write(card(variant, report, best))
         print("wrote", path)
-    update_readme(report)
 
 
 if __name__ == "__main__":
