@@ -276,8 +276,16 @@ TEST_CASE("golden: relation_self_attention") {
     w.b_f1 = data(gc, "b_f1");
     w.w_f2 = data(gc, "w_f2");
     w.b_f2 = data(gc, "b_f2");
-    w.w_g = data(gc, "w_g");
-    w.b_g = gc.input("b_g").data.at(0);
+    if (gc.optional("w_a1") != nullptr) {  // the MLP pair score (cases mlp_*)
+      w.d_a = gc.input("w_a1").dim(0);
+      w.w_a1 = data(gc, "w_a1");
+      w.b_a1 = data(gc, "b_a1");
+      w.w_a2 = data(gc, "w_a2");
+      w.b_a2 = gc.input("b_a2").data.at(0);
+    } else {
+      w.w_g = data(gc, "w_g");
+      w.b_g = gc.input("b_g").data.at(0);
+    }
     const std::size_t t = gc.input("x").dim(0);
     std::vector<float> a(t * t), word(t * w.d_f), sentence(w.d_f);
     at::relation_self_attention(w, data(gc, "x"), t, a.data(), word.data(), sentence.data());
