@@ -100,8 +100,9 @@ MultiHeadKvCache::MultiHeadKvCache(std::size_t embed_dim, std::size_t num_heads,
 }
 
 void MultiHeadKvCache::check_row(std::size_t row, const char* op) const {
-  require(row < rows_, std::string(op) + ": row " + std::to_string(row) + " of a cache of " +
-                           std::to_string(rows_) + " rows");
+  if (row >= rows_)
+    throw Error(std::string(op) + ": row " + std::to_string(row) + " of a cache of " + std::to_string(rows_) +
+                " rows");
 }
 
 void MultiHeadKvCache::append(const float* key, const float* value, std::size_t n) {
@@ -122,9 +123,9 @@ void MultiHeadKvCache::append(const float* key, const float* value, std::size_t 
 
 void MultiHeadKvCache::append_projected(const float* key, const float* value, std::size_t n) {
   const char* op = "MultiHeadKvCache::append_projected";
-  require(n <= capacity_ - length_, "MultiHeadKvCache::append_projected: cache full (capacity " +
-                                        std::to_string(capacity_) + " positions, " + std::to_string(length_) +
-                                        " used, " + std::to_string(n) + " more requested)");
+  if (n > capacity_ - length_)  // (messages are built only on failure: this runs every decoding step)
+    throw Error("MultiHeadKvCache::append_projected: cache full (capacity " + std::to_string(capacity_) +
+                " positions, " + std::to_string(length_) + " used, " + std::to_string(n) + " more requested)");
   const std::size_t row_floats = checked_mul(n, e_, op);
   require_data(key, checked_mul(rows_, row_floats, op), op, "key");
   require_data(value, rows_ * row_floats, op, "value");
@@ -141,9 +142,9 @@ void MultiHeadKvCache::attend_heads(std::size_t row, const float* qp, std::size_
   check_row(row, op);
   require_data(qp, checked_mul(n_q, e_, op), op, "query");
   require_data(concat, n_q * e_, op, "out");
-  require(!causal || n_q <= length_, "MultiHeadKvCache::attend: " + std::to_string(n_q) +
-                                         " causal queries but only " + std::to_string(length_) +
-                                         " cached positions; append the new positions before attending");
+  if (causal && n_q > length_)
+    throw Error("MultiHeadKvCache::attend: " + std::to_string(n_q) + " causal queries but only " +
+                std::to_string(length_) + " cached positions; append the new positions before attending");
   if (n_q == 0) return;
   if (head_weights == nullptr) {
     scores_scratch_.resize(checked_mul(heads_ * n_q, length_, op));
@@ -176,8 +177,8 @@ void MultiHeadKvCache::reorder(const std::vector<int>& parents) {
   const char* op = "MultiHeadKvCache::reorder";
   require(!parents.empty(), "MultiHeadKvCache::reorder: to zero rows");
   for (int p : parents)
-    require(p >= 0 && static_cast<std::size_t>(p) < rows_,
-            "MultiHeadKvCache::reorder: parent row " + std::to_string(p) + " out of range");
+    if (p < 0 || static_cast<std::size_t>(p) >= rows_)
+      throw Error("MultiHeadKvCache::reorder: parent row " + std::to_string(p) + " out of range");
   const std::size_t per_row = capacity_ * e_, used = length_ * e_;
   for (auto* cache : {&keys_, &values_}) {
     spare_.resize(checked_mul(parents.size(), per_row, op));
