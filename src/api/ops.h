@@ -2,7 +2,8 @@
 // named input tensors and JSON params and returns named output tensors, with exactly the names of the golden files
 // tests/goldens/attention/<op>.json, so one generic test (C++, Node) drives every op and a binding does not grow
 // with the catalogue; list_ops() describes each op (formula, paper, inputs) for the attention lab and the CLI —
-// and the stateful MultiHeadKvCache. Included by src/api.h.
+// and the stateful MultiHeadKvCache. Included by src/api.h. Implemented in ops_registry.cpp (the op table and
+// run_op), ops_adapters.cpp (one adapter per op, from tensors to src/attention) and kv_cache.cpp.
 #pragma once
 
 #include <cstddef>

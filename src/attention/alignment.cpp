@@ -67,7 +67,8 @@ float local_p_position(const LocalPWeights& w, const float* q, std::size_t sourc
   require_data(w.v_p, w.d_att, op, "v_p ([d_att])");
   require_data(q, w.d_q, op, "q");
   std::vector<float> hidden(w.d_att);
-  detail::linear(q, 1, w.d_q, w.w_p, nullptr, w.d_att, hidden.data());
+  kernels::gemm_nt_bias_act(1, w.d_att, w.d_q, q, w.d_q, w.w_p, w.d_q, hidden.data(), w.d_att, nullptr,
+                            kernels::Activation::none);
   kernels::vtanh(hidden.data(), w.d_att);
   float logit = kernels::dot(w.v_p, hidden.data(), w.d_att);
   kernels::vsigmoid(&logit, 1);

@@ -13,6 +13,21 @@ namespace attnlens::attention {
 using detail::checked_mul;
 using detail::require_data;
 
+namespace {
+// The tensors both parallel co-attentions read and write.
+void check_parallel_buffers(const char* op, std::size_t d, const float* v, std::size_t n, const float* q,
+                            std::size_t t, const float* affinity, const float* a_v, const float* a_q,
+                            const float* v_hat, const float* q_hat) {
+  require_data(v, checked_mul(n, d, op), op, "v");
+  require_data(q, checked_mul(t, d, op), op, "q");
+  require_data(affinity, checked_mul(t, n, op), op, "affinity");
+  require_data(a_v, n, op, "a_v");
+  require_data(a_q, t, op, "a_q");
+  require_data(v_hat, d, op, "v_hat");
+  require_data(q_hat, d, op, "q_hat");
+}
+}  // namespace
+
 void parallel_co_attention(const ParallelCoAttentionWeights& w, const float* v, std::size_t n, const float* q,
                            std::size_t t, float* affinity, float* a_v, float* a_q, float* v_hat,
                            float* q_hat) {
@@ -23,13 +38,7 @@ void parallel_co_attention(const ParallelCoAttentionWeights& w, const float* v, 
   require_data(w.w_q, checked_mul(w.k, w.d, op), op, "w_q ([k x d])");
   require_data(w.w_hv, w.k, op, "w_hv ([k])");
   require_data(w.w_hq, w.k, op, "w_hq ([k])");
-  require_data(v, checked_mul(n, w.d, op), op, "v");
-  require_data(q, checked_mul(t, w.d, op), op, "q");
-  require_data(affinity, checked_mul(t, n, op), op, "affinity");
-  require_data(a_v, n, op, "a_v");
-  require_data(a_q, t, op, "a_q");
-  require_data(v_hat, w.d, op, "v_hat");
-  require_data(q_hat, w.d, op, "q_hat");
+  check_parallel_buffers(op, w.d, v, n, q, t, affinity, a_v, a_q, v_hat, q_hat);
   const std::size_t d = w.d, k = w.k;
 
   // C = tanh(Q W_b Vᵀ) [T × N].
@@ -40,8 +49,8 @@ void parallel_co_attention(const ParallelCoAttentionWeights& w, const float* v, 
 
   // Row-major transposes of the paper's terms: (W_v V)ᵀ = V W_vᵀ [N × k], (W_q Q)ᵀ = Q W_qᵀ [T × k].
   std::vector<float> vw(n * k), qwk(t * k);
-  detail::linear(v, n, d, w.w_v, nullptr, k, vw.data());
-  detail::linear(q, t, d, w.w_q, nullptr, k, qwk.data());
+  kernels::gemm_nt_bias_act(n, k, d, v, d, w.w_v, d, vw.data(), k, nullptr, kernels::Activation::none);
+  kernels::gemm_nt_bias_act(t, k, d, q, d, w.w_q, d, qwk.data(), k, nullptr, kernels::Activation::none);
   // H^vᵀ = tanh(V W_vᵀ + Cᵀ (Q W_qᵀ)) [N × k];  H^qᵀ = tanh(Q W_qᵀ + C (V W_vᵀ)) [T × k].
   std::vector<float> hv(vw), hq(qwk);
   // The kernel contract has no transposed-A gemm: materialise Cᵀ once.
@@ -55,8 +64,8 @@ void parallel_co_attention(const ParallelCoAttentionWeights& w, const float* v, 
   }
   kernels::vtanh(hv.data(), hv.size());
   kernels::vtanh(hq.data(), hq.size());
-  detail::linear(hv.data(), n, k, w.w_hv, nullptr, 1, a_v);
-  detail::linear(hq.data(), t, k, w.w_hq, nullptr, 1, a_q);
+  kernels::gemm_nt_bias_act(n, 1, k, hv.data(), k, w.w_hv, k, a_v, 1, nullptr, kernels::Activation::none);
+  kernels::gemm_nt_bias_act(t, 1, k, hq.data(), k, w.w_hq, k, a_q, 1, nullptr, kernels::Activation::none);
   align_soft(a_v, 1, n);
   align_soft(a_q, 1, t);
   detail::matmul(1, d, n, a_v, v, v_hat);
@@ -70,13 +79,7 @@ void max_pooled_co_attention(const ParallelCoAttentionWeights& w, const float* v
   detail::require_positive(n, op, "n (image regions)");
   detail::require_positive(t, op, "t (question words)");
   require_data(w.w_b, checked_mul(w.d, w.d, op), op, "w_b ([d x d])");
-  require_data(v, checked_mul(n, w.d, op), op, "v");
-  require_data(q, checked_mul(t, w.d, op), op, "q");
-  require_data(affinity, checked_mul(t, n, op), op, "affinity");
-  require_data(a_v, n, op, "a_v");
-  require_data(a_q, t, op, "a_q");
-  require_data(v_hat, w.d, op, "v_hat");
-  require_data(q_hat, w.d, op, "q_hat");
+  check_parallel_buffers(op, w.d, v, n, q, t, affinity, a_v, a_q, v_hat, q_hat);
   const std::size_t d = w.d;
   std::vector<float> qw(t * d);
   detail::matmul(t, d, d, q, w.w_b, qw.data());
@@ -104,14 +107,14 @@ namespace {
 void co_attention_step(const CoAttentionStepWeights& w, std::size_t d, std::size_t k, const float* x,
                        std::size_t n, const float* g, float* a, float* x_hat) {
   std::vector<float> h(n * k);
-  detail::linear(x, n, d, w.w_x, nullptr, k, h.data());
+  kernels::gemm_nt_bias_act(n, k, d, x, d, w.w_x, d, h.data(), k, nullptr, kernels::Activation::none);
   if (g != nullptr) {
     std::vector<float> wg(k);
-    detail::linear(g, 1, d, w.w_g, nullptr, k, wg.data());
+    kernels::gemm_nt_bias_act(1, k, d, g, d, w.w_g, d, wg.data(), k, nullptr, kernels::Activation::none);
     for (std::size_t i = 0; i < n; ++i) kernels::add(wg.data(), h.data() + i * k, k);
   }
   kernels::vtanh(h.data(), h.size());
-  detail::linear(h.data(), n, k, w.w_hx, nullptr, 1, a);
+  kernels::gemm_nt_bias_act(n, 1, k, h.data(), k, w.w_hx, k, a, 1, nullptr, kernels::Activation::none);
   align_soft(a, 1, n);
   detail::matmul(1, d, n, a, x, x_hat);
 }

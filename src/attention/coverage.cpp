@@ -29,7 +29,8 @@ void coverage_attention_step(const CoverageAttentionWeights& w, const float* q, 
   require_data(weights, n_k, op, "weights");
   if (n_k == 0) return;
   std::vector<float> wq(a.d_att), hidden(a.d_att);
-  detail::linear(q, 1, a.d_q, a.w, nullptr, a.d_att, wq.data());
+  kernels::gemm_nt_bias_act(1, a.d_att, a.d_q, q, a.d_q, a.w, a.d_q, wq.data(), a.d_att, nullptr,
+                            kernels::Activation::none);
   for (std::size_t j = 0; j < n_k; ++j) {
     const float* uk = keys_proj + j * a.d_att;
     for (std::size_t h = 0; h < a.d_att; ++h) hidden[h] = wq[h] + uk[h] + w.w_c[h] * coverage[j];

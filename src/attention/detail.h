@@ -29,32 +29,31 @@ inline std::size_t checked_mul(std::size_t a, std::size_t b, const char* op) {
   return a * b;
 }
 
-// C[m×n] = A[m×k]·B[n×k]ᵀ on dense row-major blocks; k = 0 gives zeros (an empty sum).
+// C[m×n] = A[m×k]·B on dense row-major blocks, B [k×n] or, with b_transposed, [n×k] read as Bᵀ; k = 0 gives
+// zeros (an empty sum).
+inline void matmul_dense(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c,
+                         bool b_transposed) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (std::size_t i = 0; i < m * n; ++i) c[i] = 0.0f;
+  } else if (b_transposed) {
+    kernels::gemm_nt(m, n, k, a, k, b, k, c, n);
+  } else {
+    kernels::gemm(m, n, k, a, k, b, n, c, n);
+  }
+}
+
+// C[m×n] = A[m×k]·B[n×k]ᵀ.
 inline void matmul_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (std::size_t i = 0; i < m * n; ++i) c[i] = 0.0f;
-    return;
-  }
-  kernels::gemm_nt(m, n, k, a, k, b, k, c, n);
+  matmul_dense(m, n, k, a, b, c, true);
 }
 
-// C[m×n] = A[m×k]·B[k×n] on dense row-major blocks.
+// C[m×n] = A[m×k]·B[k×n].
 inline void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (std::size_t i = 0; i < m * n; ++i) c[i] = 0.0f;
-    return;
-  }
-  kernels::gemm(m, n, k, a, k, b, n, c, n);
+  matmul_dense(m, n, k, a, b, c, false);
 }
 
-// torch.nn.Linear on n rows: y[n × d_out] = x[n × d_in]·Wᵀ + b, W is [d_out × d_in], b may be null.
-inline void linear(const float* x, std::size_t n, std::size_t d_in, const float* weight, const float* bias,
-                   std::size_t d_out, float* y) {
-  matmul_nt(n, d_out, d_in, x, weight, y);
-  if (bias == nullptr) return;
-  for (std::size_t i = 0; i < n; ++i) kernels::add(bias, y + i * d_out, d_out);
-}
+// There is no linear() here: a torch.nn.Linear over dense rows is kernels::gemm_nt_bias_act with the weight as
+// PyTorch stores it ([out × in]), the one dense linear that nn::Linear also wraps (attention sits below nn).
 
 }  // namespace attnlens::attention::detail

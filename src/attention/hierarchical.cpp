@@ -27,9 +27,11 @@ void attention_pool(const AttentionPoolWeights& w, const float* h, std::size_t t
   require_data(alpha, t, op, "alpha");
   require_data(pooled, w.d, op, "pooled");
   std::vector<float> u(checked_mul(t, w.d_att, op));
-  detail::linear(h, t, w.d, w.w, w.bias, w.d_att, u.data());
+  kernels::gemm_nt_bias_act(t, w.d_att, w.d, h, w.d, w.w, w.d, u.data(), w.d_att, w.bias,
+                            kernels::Activation::none);
   kernels::vtanh(u.data(), u.size());
-  detail::linear(u.data(), t, w.d_att, w.context, nullptr, 1, alpha);
+  kernels::gemm_nt_bias_act(t, 1, w.d_att, u.data(), w.d_att, w.context, w.d_att, alpha, 1, nullptr,
+                            kernels::Activation::none);
   AlignMask mask;
   mask.key_keep = key_keep;
   align_soft(alpha, 1, t, mask);

@@ -13,13 +13,20 @@ namespace attnlens::attention {
 using detail::checked_mul;
 using detail::require_data;
 
-void score_dot(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k, std::size_t d,
-               float* scores) {
-  const char* op = "score_dot";
+namespace {
+// scores [n_q × n_k] = queries [n_q × d] · keysᵀ [d × n_k]; `keys_name` names the keys in the messages.
+void dot_scores(const char* op, const char* keys_name, const float* queries, std::size_t n_q,
+                const float* keys, std::size_t n_k, std::size_t d, float* scores) {
   require_data(queries, checked_mul(n_q, d, op), op, "queries");
-  require_data(keys, checked_mul(n_k, d, op), op, "keys");
+  require_data(keys, checked_mul(n_k, d, op), op, keys_name);
   require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
   detail::matmul_nt(n_q, n_k, d, queries, keys, scores);
+}
+}  // namespace
+
+void score_dot(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k, std::size_t d,
+               float* scores) {
+  dot_scores("score_dot", "keys", queries, n_q, keys, n_k, d, scores);
 }
 
 void score_scaled_dot(const float* queries, std::size_t n_q, const float* keys, std::size_t n_k,
@@ -56,7 +63,8 @@ void additive_project_keys(const AdditiveScoreWeights& w, const float* keys, std
   check_additive(w, op);
   require_data(keys, checked_mul(n_k, w.d_k, op), op, "keys");
   require_data(keys_proj, checked_mul(n_k, w.d_att, op), op, "keys_proj");
-  detail::linear(keys, n_k, w.d_k, w.u, w.bias, w.d_att, keys_proj);
+  kernels::gemm_nt_bias_act(n_k, w.d_att, w.d_k, keys, w.d_k, w.u, w.d_k, keys_proj, w.d_att, w.bias,
+                            kernels::Activation::none);
 }
 
 void score_additive_projected(const AdditiveScoreWeights& w, const float* queries, std::size_t n_q,
@@ -69,7 +77,8 @@ void score_additive_projected(const AdditiveScoreWeights& w, const float* querie
   if (n_q == 0 || n_k == 0) return;
   std::vector<float> wq(checked_mul(n_q, w.d_att, op));
   std::vector<float> hidden(checked_mul(n_k, w.d_att, op));
-  detail::linear(queries, n_q, w.d_q, w.w, nullptr, w.d_att, wq.data());
+  kernels::gemm_nt_bias_act(n_q, w.d_att, w.d_q, queries, w.d_q, w.w, w.d_q, wq.data(), w.d_att, nullptr,
+                            kernels::Activation::none);
   score_additive_hidden(w.v, w.d_att, wq.data(), n_q, keys_proj, n_k, scores, hidden.data());
 }
 
@@ -143,11 +152,8 @@ void score_cosine(const float* queries, std::size_t n_q, const float* keys, std:
 
 void score_location(const float* queries, std::size_t n_q, std::size_t d_q, const float* w_a, std::size_t n_k,
                     float* scores) {
-  const char* op = "score_location";
-  require_data(queries, checked_mul(n_q, d_q, op), op, "queries");
-  require_data(w_a, checked_mul(n_k, d_q, op), op, "w_a ([n_k x d_q])");
-  require_data(scores, checked_mul(n_q, n_k, op), op, "scores");
-  detail::matmul_nt(n_q, n_k, d_q, queries, w_a, scores);
+  // s_ij = w_a[j]ᵀ q_i: a dot score whose "keys" are the rows of W_a, one per position.
+  dot_scores("score_location", "w_a ([n_k x d_q])", queries, n_q, w_a, n_k, d_q, scores);
 }
 
 }  // namespace attnlens::attention

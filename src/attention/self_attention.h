@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace attnlens::attention {
 
@@ -42,11 +43,21 @@ struct RelationAttentionWeights {
   const float* b_f1 = nullptr;  // [d_f] or null
   const float* w_f2 = nullptr;  // [d_f × d_f]
   const float* b_f2 = nullptr;  // [d_f] or null
-  const float* w_g = nullptr;   // [2d]
+  const float* w_g = nullptr;   // [2d] (the single-layer score; unused with the MLP score)
   float b_g = 0.0f;
+  // The MLP pair score (d_a > 0; the sst2-relation model, models/training/sentiment/common.py):
+  //   g_ij = w_a2ᵀ tanh(W_a1 x_ij + b_a1) + b_a2        then A_i· = softmax_j(σ(g_ij)) as above (no outer tanh)
+  std::size_t d_a = 0;           // hidden size of the score MLP; 0: the single-layer score w_g, b_g
+  const float* w_a1 = nullptr;   // [d_a × 2d]
+  const float* b_a1 = nullptr;   // [d_a] or null
+  const float* w_a2 = nullptr;   // [d_a]
+  float b_a2 = 0.0f;
+  // Optional second feature layer: f2 [n × d_f] = relu(W_f2 f1 + b_f2) for n pair rows f1 [n × d_f], run by the
+  // caller (a model's own layer, e.g. with int8 weights) instead of w_f2 and b_f2.
+  std::function<void(std::size_t n, const float* f1, float* f2)> feature_layer;
 };
 // x [T × d] → a [T × T], word [T × d_f] (null to skip), sentence [d_f]. Time O(T²·d_f²); extra memory
-// O(T·d_f): the T² pair features are computed one word at a time and never stored together.
+// O(T·(d_f + d_a)): the T² pair features are computed one word at a time and never stored together.
 void relation_self_attention(const RelationAttentionWeights& w, const float* x, std::size_t t, float* a,
                              float* word, float* sentence);
 

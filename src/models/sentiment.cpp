@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "attention/scores.h"
 #include "attention/self_attention.h"
 #include "common.h"
 #include "kernels/kernels.h"
@@ -165,51 +164,32 @@ RelationClassifier::RelationClassifier(const io::Bundle& b) {
 }
 
 SentimentForward RelationClassifier::forward(const std::vector<int>& ids) const {
-  const std::size_t t = ids.size(), e = emb_dim_, e2 = 2 * e, h = rel_hidden_, da = att_hidden_;
+  const std::size_t t = ids.size();
   const std::vector<float> x = embed(ids);  // (T, E)
-  using kernels::Activation;
-  // W p_ij = W[:, :E] x_i + W[:, E:] x_j: the first layers run per word and are broadcast over the pairs.
-  //   gi = x @ w1[:, :E].t() + b1 ; gj = x @ w1[:, E:].t()     (T, h)
-  //   ai = x @ a1[:, :E].t() + ab1; aj = x @ a1[:, E:].t()     (T, d_a)
-  std::vector<float> gi(t * h), gj(t * h), ai(t * da), aj(t * da);
-  kernels::gemm_nt_bias_act(t, h, e, x.data(), e, g1_w_.data(), e2, gi.data(), h, g1_b_.data(), Activation::none);
-  kernels::gemm_nt_bias_act(t, h, e, x.data(), e, g1_w_.data() + e, e2, gj.data(), h, nullptr, Activation::none);
-  kernels::gemm_nt_bias_act(t, da, e, x.data(), e, a1_w_.data(), e2, ai.data(), da, a1_b_.data(),
-                            Activation::none);
-  kernels::gemm_nt_bias_act(t, da, e, x.data(), e, a1_w_.data() + e, e2, aj.data(), da, nullptr,
-                            Activation::none);
-
+  // The catalogue's relation self-attention with its MLP pair score (attention/self_attention.h):
+  //   s = self.att_fc2(torch.tanh(self.att_fc1(pairs)))[..., 0]; att = torch.softmax(torch.sigmoid(s), dim=2)
+  //   g = relu(g_fc2(relu(g_fc1(pairs)))); r = (att[..., None] * g).sum(dim=2); sent = r.sum(1) / T
+  attention::RelationAttentionWeights w;
+  w.d = emb_dim_;
+  w.d_f = rel_hidden_;
+  w.w_f1 = g1_w_.data();
+  w.b_f1 = g1_b_.data();
+  w.d_a = att_hidden_;
+  w.w_a1 = a1_w_.data();
+  w.b_a1 = a1_b_.data();
+  w.w_a2 = a2_w_.data();
+  w.b_a2 = a2_b_;
+  // g_fc2 through the model's own layer (int8 codes with int8 weights).
+  w.feature_layer = [this](std::size_t n, const float* f1, float* f2) {
+    g2_.forward(n, f1, rel_hidden_, f2, rel_hidden_, kernels::Activation::relu);
+  };
   SentimentForward out;
   out.attention.name = attention_name();
   out.attention.dims = {t, t};
   out.attention.data.resize(t * t);
-  float* alpha = out.attention.data.data();
-  // s = self.att_fc2(torch.tanh(ai[:, :, None, :] + aj[:, None, :, :]))[..., 0]     (T, T)
-  // (the catalogue's additive score with both sides projected: queries ai, keys aj)
-  std::vector<float> hidden_a(t * da);
-  attention::score_additive_hidden(a2_w_.data(), da, ai.data(), t, aj.data(), t, alpha, hidden_a.data());
-  for (std::size_t k = 0; k < t * t; ++k) alpha[k] += a2_b_;
-  // att = torch.softmax(torch.sigmoid(s), dim=2)
-  kernels::vsigmoid(alpha, t * t);
-  kernels::softmax_rows(alpha, t, t, t);
-
-  // g = relu(g_fc2(relu(gi[:, :, None] + gj[:, None]))); r = (att[..., None] * g).sum(dim=2); sent = r.sum(1) / T
-  // One word i at a time: its T pair features [T × h] are never stored for all i together.
-  std::vector<float> f1(t * h), f2(t * h), r(h), sum(h, 0.0f);
-  for (std::size_t i = 0; i < t; ++i) {
-    for (std::size_t j = 0; j < t; ++j) {
-      float* row = f1.data() + j * h;
-      const float* left = gi.data() + i * h;
-      const float* right = gj.data() + j * h;
-      for (std::size_t k = 0; k < h; ++k) row[k] = left[k] + right[k];
-    }
-    kernels::vrelu(f1.data(), f1.size());
-    g2_.forward(t, f1.data(), h, f2.data(), h, Activation::relu);  // (T, h); int8 codes with int8 weights
-    kernels::gemv(h, t, alpha + i * t, f2.data(), h, r.data());  // r_i = Σ_j α_ij g_ij
-    kernels::add(r.data(), sum.data(), h);
-  }
-  out.sentence_embedding = std::move(sum);
-  kernels::scale(1.0f / static_cast<float>(t), out.sentence_embedding.data(), h);
+  out.sentence_embedding.resize(rel_hidden_);
+  attention::relation_self_attention(w, x.data(), t, out.attention.data.data(), nullptr,
+                                     out.sentence_embedding.data());
   classify_head(out.sentence_embedding.data(), out);
   return out;
 }

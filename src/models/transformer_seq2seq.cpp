@@ -3,10 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
-#include "attention/context.h"
+#include "attention/multi_head.h"
 #include "common.h"
 #include "kernels/kernels.h"
 
@@ -200,12 +199,9 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
         record_head(*vectors, "encoder_self.query", l, hd, q.data(), S, d, dh);
         record_head(*vectors, "encoder_self.key", l, hd, k.data(), S, d, dh);
       }
-    // Self-attention, head by head in place in the [S, d] blocks (the catalogue's key-value attention, scaled dot):
-    // probs[hd] (S, S) = softmax(q_h k_hᵀ / √d_head), ctx_h (S, d_head) = probs[hd] v_h.
-    for (std::size_t hd = 0; hd < H; ++hd)
-      attention::key_value_attention(q.data() + hd * dh, S, k.data() + hd * dh, v.data() + hd * dh, S, dh, dh,
-                                     probs.data() + hd * S * S, ctx.data() + hd * dh,
-                                     attention::KeyValueScore::kScaledDot, {}, {d, d, d, d});
+    // Self-attention, every head in place in the [S, d] blocks (the catalogue's multi-head attention on
+    // projected rows): probs[hd] (S, S) = softmax(q_h k_hᵀ / √d_head), ctx_h (S, d_head) = probs[hd] v_h.
+    attention::attend_heads(d, H, q.data(), S, k.data(), v.data(), S, ctx.data(), probs.data());
     if (trace != nullptr && trace->enabled())
       for (std::size_t hd = 0; hd < H; ++hd)
         trace->record("encoder_self", static_cast<int>(l), static_cast<int>(hd), -1, {S, S},
@@ -242,9 +238,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   Decoder(const TransformerSeq2Seq& m, std::vector<std::shared_ptr<const Encoded>> encs)
       : m_(m), encs_(std::move(encs)), cap_(m.max_positions_) {
     require(!encs_.empty(), "transformer-seq2seq: a decoder needs at least one source");
-    self_k_.resize(m_.dec_.size());
-    self_v_.resize(m_.dec_.size());
-    resize_rows(encs_.size());
+    self_.reserve(m_.dec_.size());
+    for (std::size_t l = 0; l < m_.dec_.size(); ++l) self_.emplace_back(m_.d_, m_.heads_, cap_, encs_.size());
+    rows_ = encs_.size();
     row_enc_.resize(encs_.size());
     row_enc_spare_.reserve(encs_.size());
     std::size_t longest = 0;
@@ -253,7 +249,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       longest = std::max(longest, encs_[i]->length);
     }
     max_source_ = longest;
-    scores_.resize(std::max(cap_, longest));
+    scores_.resize(m_.heads_ * std::max(cap_, longest));
   }
 
   std::size_t vocab_size() const override { return m_.vocab_; }
@@ -334,7 +330,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   // last layer's cross attention averaged over heads (the coverage signal).
   void step(const int* prev, float* logits, float* attention) override {
     if (pos_ >= cap_) throw Error("transformer-seq2seq: the decoder reached max_positions " + std::to_string(cap_));
-    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, dh = m_.d_head_, nl = m_.dec_.size();
+    const std::size_t N = rows_, d = m_.d_, H = m_.heads_, nl = m_.dec_.size();
     const std::size_t T = pos_ + 1;
     if (attention != nullptr && encs_.size() > 1)
       throw Error("transformer-seq2seq: no coverage signal from a decoder over several sources");
@@ -358,11 +354,12 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
       }
       rec_.resize(offset);
     }
-    auto self_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
-      return recording_ ? rec_.data() + rec_rows_[at + r].offset + (l * H + hd) * T : scores_.data();
+    // Row r's weights of layer l, every head: (H, T) self, (H, S) cross.
+    auto self_rows = [&](std::size_t r, std::size_t l) {
+      return recording_ ? rec_.data() + rec_rows_[at + r].offset + l * H * T : scores_.data();
     };
-    auto cross_row = [&](std::size_t r, std::size_t l, std::size_t hd) {
-      return recording_ ? rec_.data() + rec_rows_[at + r].offset + nl * H * T + (l * H + hd) * src_len(r)
+    auto cross_rows = [&](std::size_t r, std::size_t l) {
+      return recording_ ? rec_.data() + rec_rows_[at + r].offset + nl * H * T + l * H * src_len(r)
                         : scores_.data();
     };
     m_.embed(prev, N, pos_, 0, x_.data());  // every row is at position pos_
@@ -378,16 +375,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
         vec_self_q_[l].insert(vec_self_q_[l].end(), q_.begin(), q_.begin() + d);
         vec_self_k_[l].insert(vec_self_k_[l].end(), kv_.begin(), kv_.begin() + d);
       }
-      for (std::size_t r = 0; r < N; ++r) {
-        float* kr = self_k_[l].data() + r * cap_ * d;
-        float* vr = self_v_[l].data() + r * cap_ * d;
-        std::memcpy(kr + pos_ * d, kv_.data() + r * d, d * sizeof(float));
-        std::memcpy(vr + pos_ * d, kv_.data() + N * d + r * d, d * sizeof(float));
-        for (std::size_t hd = 0; hd < H; ++hd)  // (T) weights of this row, head and layer; ctx_h (d_head)
-          attention::key_value_attention(q_.data() + r * d + hd * dh, 1, kr + hd * dh, vr + hd * dh, T, dh, dh,
-                                         self_row(r, l, hd), ctx_.data() + r * d + hd * dh,
-                                         attention::KeyValueScore::kScaledDot, {}, {d, d, d, d});
-      }
+      self_[l].append_projected(kv_.data(), kv_.data() + N * d);
+      for (std::size_t r = 0; r < N; ++r)  // (H, T) weights of this row and layer; ctx (d)
+        self_[l].attend_heads(r, q_.data() + r * d, 1, ctx_.data() + r * d, self_rows(r, l), false);
       linear(L.self_attn.o, ctx_.data(), N, a_.data());
       kernels::add(a_.data(), x_.data(), N * d);
       // Cross-attention over the memory (no padding: one sentence).
@@ -400,14 +390,11 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
         const float* ck = e.cross_k[l].data();
         const float* cv = e.cross_v[l].data();
         const std::size_t S = e.length;
-        for (std::size_t hd = 0; hd < H; ++hd) {
-          float* p = cross_row(r, l, hd);  // (S)
-          attention::key_value_attention(q_.data() + r * d + hd * dh, 1, ck + hd * dh, cv + hd * dh, S, dh, dh, p,
-                                         ctx_.data() + r * d + hd * dh, attention::KeyValueScore::kScaledDot, {},
-                                         {d, d, d, d});
-          // Coverage signal: the last layer's cross-attention averaged over heads.
-          if (attention != nullptr && last_layer) kernels::add(p, attention + r * S, S);
-        }
+        float* p = cross_rows(r, l);  // (H, S)
+        attention::attend_heads(d, H, q_.data() + r * d, 1, ck, cv, S, ctx_.data() + r * d, p);
+        // Coverage signal: the last layer's cross-attention averaged over heads.
+        if (attention != nullptr && last_layer)
+          for (std::size_t hd = 0; hd < H; ++hd) kernels::add(p + hd * S, attention + r * S, S);
       }
       linear(L.cross_attn.o, ctx_.data(), N, a_.data());
       kernels::add(a_.data(), x_.data(), N * d);
@@ -424,17 +411,9 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
 
   void reorder(const std::vector<int>& parents) override {
     if (parents.empty()) throw Error("transformer-seq2seq: reorder to zero rows");
-    const std::size_t d = m_.d_;
     for (int p : parents)
       if (p < 0 || static_cast<std::size_t>(p) >= rows_) throw Error("transformer-seq2seq: reorder row out of range");
-    for (std::size_t l = 0; l < m_.dec_.size(); ++l)
-      for (auto* cache : {&self_k_[l], &self_v_[l]}) {
-        spare_.resize(parents.size() * cap_ * d);
-        for (std::size_t r = 0; r < parents.size(); ++r)
-          std::memcpy(spare_.data() + r * cap_ * d, cache->data() + static_cast<std::size_t>(parents[r]) * cap_ * d,
-                      pos_ * d * sizeof(float));
-        cache->swap(spare_);
-      }
+    for (auto& cache : self_) cache.reorder(parents);
     row_enc_spare_.clear();
     for (int p : parents) row_enc_spare_.push_back(row_enc_[static_cast<std::size_t>(p)]);
     row_enc_.swap(row_enc_spare_);
@@ -442,14 +421,6 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   }
 
  private:
-  void resize_rows(std::size_t n) {
-    for (std::size_t l = 0; l < m_.dec_.size(); ++l) {
-      self_k_[l].resize(n * cap_ * m_.d_);
-      self_v_[l].resize(n * cap_ * m_.d_);
-    }
-    rows_ = n;
-  }
-
   std::size_t src_len(std::size_t r) const { return encs_[static_cast<std::size_t>(row_enc_[r])]->length; }
 
   const TransformerSeq2Seq& m_;
@@ -458,8 +429,7 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
   std::size_t max_source_ = 0;
   std::size_t cap_;  // positions per row in the cache
   std::size_t rows_ = 0, pos_ = 0;
-  std::vector<std::vector<float>> self_k_, self_v_;  // per layer (rows, cap, d)
-  std::vector<float> spare_;
+  std::vector<attention::MultiHeadKvCache> self_;  // per layer: the projected self-attention keys and values
   std::vector<float> x_, h_, q_, kv_, ctx_, a_, ff_, scores_;
   // The map arena: step t's row r is block(t, its S) floats at rec_[rec_rows_[rec_begin_[t] + r].offset], rows in
   // that step's order.

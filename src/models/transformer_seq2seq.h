@@ -5,8 +5,9 @@
 //   decoder layer (pre-norm): y += SelfAttn(LN1(y), causal); y += CrossAttn(LN2(y), memory); y += FFN(LN3(y))
 //   logits = LN_dec(y)·Eᵀ (no output bias)
 //   MultiHead(Q,K,V) = Concat(head_1..h)·W_Oᵀ + b_O, head_i = softmax(Q_i K_iᵀ/√d_h)·V_i, FFN = W2 relu(W1 x + b1) + b2
-// Decoding is incremental: every decoder layer keeps the keys/values of earlier positions (KV cache); the cross
-// keys/values of the memory are computed once per sentence and shared by every beam row. With record_maps(), each
+// Decoding is incremental: every decoder layer keeps the keys/values of earlier positions of every beam row in the
+// catalogue's multi-head KV cache (attention/multi_head.h: rows reordered as the beam forks); the cross keys/values of
+// the memory are computed once per sentence and shared by every beam row. With record_maps(), each
 // step's softmax is computed in place in the per-call map arena: per row of step t, [layer][head] self rows (t + 1)
 // then [layer][head] cross rows (S); trace_hypothesis() gathers a hypothesis' rows into [T,T] and [T,S] maps.
 //

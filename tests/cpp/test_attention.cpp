@@ -663,6 +663,48 @@ TEST_CASE("multi-head KV cache: one step at a time (and in chunks) equals the fu
                   Error);  // more causal queries than positions
 }
 
+TEST_CASE("multi-head KV cache: rows of projected positions, reordered as a beam forks, attend as one row each") {
+  // Three sequences advance together; after step 1 the rows become (2, 0, 0, 1) — row 2 kept, row 0 forked twice.
+  // Each row then attends exactly as a one-row cache holding that row's own history.
+  Data data(404);
+  const std::size_t e = 8, h = 2, t = 4, rows = 3;
+  std::vector<Vec> keys(rows), values(rows);  // per initial row: t projected positions
+  for (std::size_t r = 0; r < rows; ++r) {
+    keys[r] = data.vec(t * e);
+    values[r] = data.vec(t * e);
+  }
+  at::MultiHeadKvCache cache(e, h, t, rows);
+  auto step_rows = [&](const std::vector<std::size_t>& from, std::size_t pos) {  // one position per row
+    Vec k, v;
+    for (std::size_t r : from) {
+      k.insert(k.end(), &keys[r][pos * e], &keys[r][pos * e] + e);
+      v.insert(v.end(), &values[r][pos * e], &values[r][pos * e] + e);
+    }
+    cache.append_projected(k.data(), v.data());
+  };
+  step_rows({0, 1, 2}, 0);
+  step_rows({0, 1, 2}, 1);
+  cache.reorder({2, 0, 0, 1});
+  CHECK(cache.rows() == 4);
+  const std::vector<std::size_t> history = {2, 0, 0, 1};
+  step_rows(history, 2);
+  CHECK(cache.length() == 3);
+  const Vec q = data.vec(e);
+  for (std::size_t r = 0; r < history.size(); ++r) {
+    at::MultiHeadKvCache alone(e, h, t);
+    alone.append_projected(keys[history[r]].data(), values[history[r]].data(), 3);
+    Vec want_ctx(e), want_w(h * 3), ctx(e), weights(h * 3);
+    alone.attend_heads(0, q.data(), 1, want_ctx.data(), want_w.data());
+    cache.attend_heads(r, q.data(), 1, ctx.data(), weights.data());
+    CHECK(ctx == want_ctx);
+    CHECK(weights == want_w);
+  }
+  CHECK_THROWS_AS(cache.reorder({4}), Error);
+  Vec ctx(e);
+  CHECK_THROWS_AS(cache.attend_heads(4, q.data(), 1, ctx.data()), Error);
+  CHECK_THROWS_AS(cache.append(q.data(), q.data(), 1), Error);  // no weights: it stores projected rows only
+}
+
 TEST_CASE("multi-head attention rejects inconsistent shapes with clear errors") {
   Data data(403);
   MhaOwned w(data, 6, 4, false);  // 4 does not divide 6
@@ -734,19 +776,28 @@ TEST_CASE("structured self-attention (Lin 2017) vs reference; rows sum to 1; pen
   CHECK(at::structured_penalty(same.data(), 2, 4) == doctest::Approx(2.0));
 }
 
+namespace {
+// The feature layers of a relation-network self-attention over [x_i; x_j] of size 2d (biases may be null).
+at::RelationAttentionWeights relation_features(std::size_t d, std::size_t d_f, const Vec& wf1, const float* bf1,
+                                               const Vec& wf2, const float* bf2) {
+  at::RelationAttentionWeights w;
+  w.d = d;
+  w.d_f = d_f;
+  w.w_f1 = wf1.data();
+  w.b_f1 = bf1;
+  w.w_f2 = wf2.data();
+  w.b_f2 = bf2;
+  return w;
+}
+}  // namespace
+
 TEST_CASE("relation-network self-attention (seed 003) vs reference; each word's row sums to 1") {
   Data data(502);
   for (std::size_t t : {1u, 3u, 6u}) {
     const std::size_t d = 4, d_f = 5;
     const Vec x = data.vec(t * d), wf1 = data.vec(d_f * 2 * d), bf1 = data.vec(d_f, 0.2),
               wf2 = data.vec(d_f * d_f), bf2 = data.vec(d_f, 0.2), wg = data.vec(2 * d, 2.0);
-    at::RelationAttentionWeights w;
-    w.d = d;
-    w.d_f = d_f;
-    w.w_f1 = wf1.data();
-    w.b_f1 = bf1.data();
-    w.w_f2 = wf2.data();
-    w.b_f2 = bf2.data();
+    at::RelationAttentionWeights w = relation_features(d, d_f, wf1, bf1.data(), wf2, bf2.data());
     w.w_g = wg.data();
     w.b_g = 0.3f;
     Vec a(t * t), word(t * d_f), sentence(d_f);
@@ -782,6 +833,43 @@ TEST_CASE("relation-network self-attention (seed 003) vs reference; each word's 
     check_close(sentence, want_sentence, "relation sentence");
     check_rows_sum_to_one(a.data(), t, t, "relation");
   }
+}
+
+TEST_CASE("relation-network self-attention: a caller's feature layer replaces w_f2 and b_f2") {
+  Data data(503);
+  const std::size_t t = 4, d = 3, d_f = 5, d_a = 2;
+  const Vec x = data.vec(t * d), wf1 = data.vec(d_f * 2 * d), wf2 = data.vec(d_f * d_f), bf2 = data.vec(d_f, 0.2),
+            wa1 = data.vec(d_a * 2 * d), wa2 = data.vec(d_a);
+  at::RelationAttentionWeights w = relation_features(d, d_f, wf1, nullptr, wf2, bf2.data());
+  w.d_a = d_a;
+  w.w_a1 = wa1.data();
+  w.w_a2 = wa2.data();
+  Vec a(t * t), word(t * d_f), sentence(d_f);
+  at::relation_self_attention(w, x.data(), t, a.data(), word.data(), sentence.data());
+  // The same layer, computed by the caller in double: the same outputs; a layer of zeros: zero words.
+  std::size_t calls = 0;
+  at::RelationAttentionWeights hooked = w;
+  hooked.w_f2 = nullptr;
+  hooked.b_f2 = nullptr;
+  hooked.feature_layer = [&](std::size_t n, const float* f1, float* f2) {
+    ++calls;
+    for (std::size_t r = 0; r < n; ++r) {
+      const DVec y = ref_linear(wf2.data(), bf2.data(), d_f, d_f, to_d(f1 + r * d_f, d_f));
+      for (std::size_t c = 0; c < d_f; ++c) f2[r * d_f + c] = static_cast<float>(std::max(y[c], 0.0));
+    }
+  };
+  Vec a2(t * t), word2(t * d_f), sentence2(d_f);
+  at::relation_self_attention(hooked, x.data(), t, a2.data(), word2.data(), sentence2.data());
+  CHECK(calls == t);
+  check_close(a2, to_d(a.data(), a.size()), "hooked A");
+  check_close(word2, to_d(word.data(), word.size()), "hooked word");
+  check_close(sentence2, to_d(sentence.data(), sentence.size()), "hooked sentence");
+  hooked.feature_layer = [&](std::size_t n, const float*, float* f2) { std::fill(f2, f2 + n * d_f, 0.0f); };
+  at::relation_self_attention(hooked, x.data(), t, a2.data(), word2.data(), sentence2.data());
+  for (float v : word2) CHECK(v == 0.0f);
+  // Without a feature layer, w_f2 is required.
+  hooked.feature_layer = nullptr;
+  CHECK_THROWS(at::relation_self_attention(hooked, x.data(), t, a2.data(), word2.data(), sentence2.data()));
 }
 
 // ============================================================ co-attention, AoA, hierarchical

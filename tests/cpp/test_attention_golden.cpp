@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/attention.h"
@@ -44,6 +46,12 @@ at::AdditiveScoreWeights additive_from(const GoldenCase& gc, const std::string& 
   w.bias = gc.optional("bias");
   w.v = data(gc, "v");
   return w;
+}
+
+// Checks every named output of a case against its golden.
+void check_outputs(const GoldenCase& gc,
+                   std::initializer_list<std::pair<const char*, const std::vector<float>*>> outputs) {
+  for (const auto& [key, got] : outputs) CHECK_GOLDEN(gc, key, *got);
 }
 
 // For the 1-D score ops that take [n_q × d] and [n_k × d].
@@ -276,8 +284,16 @@ TEST_CASE("golden: relation_self_attention") {
     w.b_f1 = data(gc, "b_f1");
     w.w_f2 = data(gc, "w_f2");
     w.b_f2 = data(gc, "b_f2");
-    w.w_g = data(gc, "w_g");
-    w.b_g = gc.input("b_g").data.at(0);
+    if (gc.optional("w_a1") != nullptr) {  // the MLP pair score (cases mlp_*)
+      w.d_a = gc.input("w_a1").dim(0);
+      w.w_a1 = data(gc, "w_a1");
+      w.b_a1 = data(gc, "b_a1");
+      w.w_a2 = data(gc, "w_a2");
+      w.b_a2 = gc.input("b_a2").data.at(0);
+    } else {
+      w.w_g = data(gc, "w_g");
+      w.b_g = gc.input("b_g").data.at(0);
+    }
     const std::size_t t = gc.input("x").dim(0);
     std::vector<float> a(t * t), word(t * w.d_f), sentence(w.d_f);
     at::relation_self_attention(w, data(gc, "x"), t, a.data(), word.data(), sentence.data());
@@ -288,38 +304,27 @@ TEST_CASE("golden: relation_self_attention") {
 }
 
 TEST_CASE("golden: co_attention_parallel, co_attention_max_pooled and co_attention_alternating") {
-  for (const auto& gc : load_op("co_attention_parallel").cases) {
-    at::ParallelCoAttentionWeights w;
-    w.d = gc.input("v").dim(1);
-    w.k = gc.input("w_v").dim(0);
-    w.w_b = data(gc, "w_b");
-    w.w_v = data(gc, "w_v");
-    w.w_q = data(gc, "w_q");
-    w.w_hv = data(gc, "w_hv");
-    w.w_hq = data(gc, "w_hq");
-    const std::size_t n = gc.input("v").dim(0), t = gc.input("q").dim(0);
-    std::vector<float> affinity(t * n), a_v(n), a_q(t), v_hat(w.d), q_hat(w.d);
-    at::parallel_co_attention(w, data(gc, "v"), n, data(gc, "q"), t, affinity.data(), a_v.data(), a_q.data(),
-                              v_hat.data(), q_hat.data());
-    CHECK_GOLDEN(gc, "affinity", affinity);
-    CHECK_GOLDEN(gc, "a_v", a_v);
-    CHECK_GOLDEN(gc, "a_q", a_q);
-    CHECK_GOLDEN(gc, "v_hat", v_hat);
-    CHECK_GOLDEN(gc, "q_hat", q_hat);
-  }
-  for (const auto& gc : load_op("co_attention_max_pooled").cases) {
-    at::ParallelCoAttentionWeights w;
-    w.d = gc.input("v").dim(1);
-    w.w_b = data(gc, "w_b");
-    const std::size_t n = gc.input("v").dim(0), t = gc.input("q").dim(0);
-    std::vector<float> affinity(t * n), a_v(n), a_q(t), v_hat(w.d), q_hat(w.d);
-    at::max_pooled_co_attention(w, data(gc, "v"), n, data(gc, "q"), t, affinity.data(), a_v.data(),
-                                a_q.data(), v_hat.data(), q_hat.data());
-    CHECK_GOLDEN(gc, "affinity", affinity);
-    CHECK_GOLDEN(gc, "a_v", a_v);
-    CHECK_GOLDEN(gc, "a_q", a_q);
-    CHECK_GOLDEN(gc, "v_hat", v_hat);
-    CHECK_GOLDEN(gc, "q_hat", q_hat);
+  // The learned and the max-pooled parallel co-attention: the same outputs; max-pooled reads only w_b.
+  for (const bool max_pooled : {false, true}) {
+    for (const auto& gc : load_op(max_pooled ? "co_attention_max_pooled" : "co_attention_parallel").cases) {
+      at::ParallelCoAttentionWeights w;
+      w.d = gc.input("v").dim(1);
+      w.w_b = data(gc, "w_b");
+      if (!max_pooled) {
+        w.k = gc.input("w_v").dim(0);
+        w.w_v = data(gc, "w_v");
+        w.w_q = data(gc, "w_q");
+        w.w_hv = data(gc, "w_hv");
+        w.w_hq = data(gc, "w_hq");
+      }
+      const std::size_t n = gc.input("v").dim(0), t = gc.input("q").dim(0);
+      std::vector<float> affinity(t * n), a_v(n), a_q(t), v_hat(w.d), q_hat(w.d);
+      const auto op = max_pooled ? at::max_pooled_co_attention : at::parallel_co_attention;
+      op(w, data(gc, "v"), n, data(gc, "q"), t, affinity.data(), a_v.data(), a_q.data(), v_hat.data(),
+         q_hat.data());
+      check_outputs(gc, {{"affinity", &affinity}, {"a_v", &a_v}, {"a_q", &a_q}, {"v_hat", &v_hat},
+                          {"q_hat", &q_hat}});
+    }
   }
   for (const auto& gc : load_op("co_attention_alternating").cases) {
     at::AlternatingCoAttentionWeights w;
@@ -335,12 +340,8 @@ TEST_CASE("golden: co_attention_parallel, co_attention_max_pooled and co_attenti
     std::vector<float> a_s(t), s_hat(w.d), a_v(n), v_hat(w.d), a_q(t), q_hat(w.d);
     at::alternating_co_attention(w, data(gc, "v"), n, data(gc, "q"), t, a_s.data(), s_hat.data(), a_v.data(),
                                  v_hat.data(), a_q.data(), q_hat.data());
-    CHECK_GOLDEN(gc, "a_s", a_s);
-    CHECK_GOLDEN(gc, "s_hat", s_hat);
-    CHECK_GOLDEN(gc, "a_v", a_v);
-    CHECK_GOLDEN(gc, "v_hat", v_hat);
-    CHECK_GOLDEN(gc, "a_q", a_q);
-    CHECK_GOLDEN(gc, "q_hat", q_hat);
+    check_outputs(gc, {{"a_s", &a_s}, {"s_hat", &s_hat}, {"a_v", &a_v}, {"v_hat", &v_hat}, {"a_q", &a_q},
+                        {"q_hat", &q_hat}});
   }
 }
 
@@ -350,11 +351,8 @@ TEST_CASE("golden: attention_over_attention") {
     std::vector<float> matching(n * m), alpha(n * m), beta(n * m), beta_avg(m), s(n);
     at::attention_over_attention(data(gc, "doc"), n, data(gc, "query"), m, d, alpha.data(), beta.data(),
                                  beta_avg.data(), s.data(), matching.data());
-    CHECK_GOLDEN(gc, "matching", matching);
-    CHECK_GOLDEN(gc, "alpha", alpha);
-    CHECK_GOLDEN(gc, "beta", beta);
-    CHECK_GOLDEN(gc, "beta_avg", beta_avg);
-    CHECK_GOLDEN(gc, "s", s);
+    check_outputs(gc, {{"matching", &matching}, {"alpha", &alpha}, {"beta", &beta}, {"beta_avg", &beta_avg},
+                        {"s", &s}});
   }
 }
 

@@ -35,7 +35,9 @@ multi_head_attention        num_heads, causal           query [nq,E], key [nk,E]
 structured_self_attention   -                           h [T,dh], w_s1 [da,dh], w_s2 [r,da],            a [r,T], m [r,dh], penalty [1]
                                                         [key_keep [T]]
 relation_self_attention     -                           x [T,d], w_f1 [df,2d], b_f1 [df], w_f2 [df,df], a [T,T], word [T,df], sentence [df]
-                                                        b_f2 [df], w_g [2d], b_g [1]
+                                                        b_f2 [df], then w_g [2d], b_g [1] (single-layer
+                                                        score) or w_a1 [da,2d], b_a1 [da], w_a2 [da],
+                                                        b_a2 [1] (MLP score, cases mlp_*)
 co_attention_parallel       -                           v [N,d], q [T,d], w_b [d,d], w_v [k,d],         affinity [T,N], a_v [N], a_q [T],
                                                         w_q [k,d], w_hv [k], w_hq [k]                   v_hat [d], q_hat [d]
 co_attention_max_pooled     -                           v [N,d], q [T,d], w_b [d,d]                     affinity [T,N], a_v [N], a_q [T],
@@ -384,6 +386,24 @@ def gen_self_attention():
         op.add(f"T{t}_d{d}_df{df}", {},
                {"x": x, "w_f1": f1.weight, "b_f1": f1.bias, "w_f2": f2.weight, "b_f2": f2.bias,
                 "w_g": g.weight.reshape(-1), "b_g": g.bias},
+               {"a": a, "word": word, "sentence": sentence})
+    # The MLP pair score (sst2-relation, models/training/sentiment/common.py): s = a2(tanh(a1(pairs))), no outer tanh.
+    for t, d, df, da in [(5, 3, 4, 6), (3, 4, 3, 2), (1, 2, 2, 3)]:
+        x = op.randn(t, d)
+        f1, f2 = torch.nn.Linear(2 * d, df).to(D), torch.nn.Linear(df, df).to(D)
+        a1, a2 = torch.nn.Linear(2 * d, da).to(D), torch.nn.Linear(da, 1).to(D)
+        with torch.no_grad():
+            for lin in (f1, f2, a1, a2):
+                lin.weight.copy_(op.randn(*lin.weight.shape, scale=0.7))
+                lin.bias.copy_(op.randn(*lin.bias.shape, scale=0.3))
+            pairs = torch.cat([x[:, None, :].expand(t, t, d), x[None, :, :].expand(t, t, d)], dim=-1)
+            a = torch.softmax(torch.sigmoid(a2(torch.tanh(a1(pairs))).squeeze(-1)), dim=1)
+            feats = F.relu(f2(F.relu(f1(pairs))))
+            word = torch.einsum("ij,ijf->if", a, feats)
+            sentence = word.mean(0)
+        op.add(f"mlp_T{t}_d{d}_df{df}_da{da}", {},
+               {"x": x, "w_f1": f1.weight, "b_f1": f1.bias, "w_f2": f2.weight, "b_f2": f2.bias,
+                "w_a1": a1.weight, "b_a1": a1.bias, "w_a2": a2.weight.reshape(-1), "b_a2": a2.bias},
                {"a": a, "word": word, "sentence": sentence})
     op.write()
 

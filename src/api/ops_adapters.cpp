@@ -1,18 +1,13 @@
-// attnlens C++ API (see api/ops.h): JSON params, input checks, and the registry that adapts each catalogue op of
-// src/attention to the uniform run_op() entry; MultiHeadKvCache.
-#include "api/ops.h"
+// The catalogue's adapters: each turns an op call's named tensors and JSON params into calls of src/attention.
+// Names and shapes follow tests/goldens/make_attention_goldens.py (its table is the reference); scalars travel as
+// tensors of dims [1], indices as floats.
+#include "api/ops_adapters.h"
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
-#include <set>
-#include <sstream>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
-#include "api/options.h"
 #include "attention/alignment.h"
 #include "attention/attention_over_attention.h"
 #include "attention/co_attention.h"
@@ -28,130 +23,15 @@
 #include "attention/visual.h"
 #include "kernels/kernels.h"
 
-namespace attnlens::api {
-
-namespace {
-
-// Reads the JSON params of one op call. Every key read is remembered so that finish() can reject keys the op does
-// not know (a misspelt "causal" must not silently run without the mask).
-// Typed access to the input tensors of one op call, with shape checks whose messages name the op and the input.
-class Inputs {
- public:
-  Inputs(const std::string& op, const TensorMap& map) : op_(op), map_(map) {
-    for (const auto& [name, t] : map_) t.validate(op_ + ": input '" + name + "'");
-  }
-
-  const std::string& op() const { return op_; }
-
-  bool has(const std::string& name) {
-    known_.insert(name);
-    return map_.count(name) != 0;
-  }
-
-  const Tensor& get(const std::string& name) {
-    require(has(name), op_ + ": missing input '" + name + "'");
-    return map_.at(name);
-  }
-
-  // The input must have this rank; returns it.
-  const Tensor& rank(const std::string& name, std::size_t r) {
-    const Tensor& t = get(name);
-    require(t.rank() == r, op_ + ": input '" + name + "' must have " + std::to_string(r) + " dims, got " +
-                               dims_to_string(t.dims));
-    return t;
-  }
-
-  // Checks that dim `axis` of input `name` equals `expected` (described as `what`, e.g. "d (the size of q)").
-  void expect_dim(const std::string& name, std::size_t axis, std::size_t expected, const std::string& what) {
-    const Tensor& t = get(name);
-    require(axis < t.rank() && t.dims[axis] == expected,
-            op_ + ": input '" + name + "' has dims " + dims_to_string(t.dims) + ", but dim " +
-                std::to_string(axis) + " must be " + std::to_string(expected) + " (" + what + ")");
-  }
-
-  // The input must have exactly these dims, kAny matching any size; `meaning` names them, e.g. "[d_att, d_q]".
-  const Tensor& shape(const std::string& name, const std::vector<std::size_t>& expected, const std::string& meaning) {
-    const Tensor& t = get(name);
-    bool ok = t.rank() == expected.size();
-    for (std::size_t i = 0; ok && i < expected.size(); ++i) ok = expected[i] == kAny || expected[i] == t.dims[i];
-    if (!ok) {
-      std::string want = "[";
-      for (std::size_t i = 0; i < expected.size(); ++i) {
-        want += (i ? "," : "") + (expected[i] == kAny ? std::string("*") : std::to_string(expected[i]));
-      }
-      throw Error(op_ + ": input '" + name + "' has dims " + dims_to_string(t.dims) + ", expected " + want + "] " +
-                  meaning);
-    }
-    return t;
-  }
-
-  // Pointer to an optional input of these dims, or null when absent.
-  const float* optional(const std::string& name, const std::vector<std::size_t>& expected, const std::string& meaning) {
-    return has(name) ? shape(name, expected, meaning).data.data() : nullptr;
-  }
-
-  static constexpr std::size_t kAny = static_cast<std::size_t>(-1);
-
-  void finish() const {
-    for (const auto& [name, t] : map_) {
-      if (!known_.count(name)) throw Error(op_ + ": unknown input '" + name + "'");
-    }
-  }
-
- private:
-  std::string op_;
-  const TensorMap& map_;
-  std::set<std::string> known_;
-};
-
-using OpFn = TensorMap (*)(Inputs&, OptionReader&);
-
-struct OpEntry {
-  OpInfo info;
-  OpFn run;
-};
-
-const std::vector<OpEntry>& registry();
-
-}  // namespace
-
-std::vector<OpInfo> list_ops() {
-  std::vector<OpInfo> out;
-  for (const auto& e : registry()) out.push_back(e.info);
-  return out;
-}
-
-bool has_op(const std::string& name) {
-  const auto& r = registry();
-  return std::any_of(r.begin(), r.end(), [&](const OpEntry& e) { return e.info.name == name; });
-}
-
-TensorMap run_op(const std::string& name, const TensorMap& inputs, const std::string& params_json) {
-  for (const auto& e : registry()) {
-    if (e.info.name != name) continue;
-    Inputs in(name, inputs);
-    OptionReader params(name, params_json);
-    TensorMap out = e.run(in, params);
-    // Unknown names are reported after the op ran so that every key the op might read has been seen.
-    in.finish();
-    params.finish();
-    return out;
-  }
-  std::string names;
-  for (const auto& e : registry()) names += (names.empty() ? "" : ", ") + e.info.name;
-  throw Error("unknown attention op '" + name + "'; known ops: " + names);
-}
-
-namespace {
-
-// ---- adapters: each turns named tensors + params into calls of src/attention ----
-// Names and shapes follow tests/goldens/make_attention_goldens.py (its table is the reference); scalars travel as
-// tensors of dims [1], indices as floats.
+namespace attnlens::api::ops_detail {
 
 namespace att = attnlens::attention;
 constexpr std::size_t kAny = Inputs::kAny;
 
+namespace {
+
 // A mask tensor holds 1 (attend) or 0 (masked), like the engine's uint8 masks.
+
 std::vector<std::uint8_t> mask_from(const std::string& op, const std::string& name, const Tensor& t) {
   std::vector<std::uint8_t> keep(t.size());
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -163,7 +43,9 @@ std::vector<std::uint8_t> mask_from(const std::string& op, const std::string& na
 }
 
 // Rows of a [n, d] matrix, or one row for a vector [d] (a single query: the decoder step). With a vector, outputs
+
 // drop their query axis as well.
+
 struct Rows {
   std::size_t n = 0;
   std::size_t d = 0;
@@ -186,6 +68,7 @@ Tensor scalar(double v) { return Tensor({1}, {static_cast<float>(v)}); }
 const float* ptr(Inputs& in, const std::string& name) { return in.get(name).data.data(); }
 
 // Optional padding mask key_keep [n].
+
 const std::uint8_t* read_key_keep(Inputs& in, std::size_t n, std::vector<std::uint8_t>& keep) {
   if (!in.has("key_keep")) return nullptr;
   keep = mask_from(in.op(), "key_keep", in.shape("key_keep", {n}, "(1 = attend, 0 = padding)"));
@@ -193,6 +76,7 @@ const std::uint8_t* read_key_keep(Inputs& in, std::size_t n, std::vector<std::ui
 }
 
 // key_keep [n_k], keep [n_q, n_k] and the causal flag.
+
 struct MaskInputs {
   std::vector<std::uint8_t> key_keep, keep;
   att::AlignMask mask;
@@ -214,6 +98,7 @@ void read_masks(Inputs& in, OptionReader& params, std::size_t n_q, std::size_t n
 }
 
 // vᵀ tanh(W q + U k + b) weights: w [d_att, d_q], u [d_att, d_k], v [d_att], optional bias [d_att].
+
 att::AdditiveScoreWeights additive_weights(Inputs& in, std::size_t d_q, std::size_t d_k,
                                            const std::string& w_name = "w", const std::string& u_name = "u") {
   att::AdditiveScoreWeights w;
@@ -244,6 +129,8 @@ TensorMap run_pairwise_score(const std::string& op, Inputs& in, OptionReader& pa
   }
   return {{"scores", std::move(scores)}};
 }
+
+}  // namespace
 
 TensorMap run_score_general(Inputs& in, OptionReader&) {
   const Rows q = rows_of(in, "q");
@@ -378,7 +265,6 @@ TensorMap run_key_value_attention(Inputs& in, OptionReader& params) {
   return {{"weights", std::move(weights)}, {"context", std::move(context)}};
 }
 
-// The packed projections of nn.MultiheadAttention for embed_dim E.
 void read_multi_head_weights(Inputs& in, std::size_t embed_dim, std::size_t num_heads, att::MultiHeadWeights& w) {
   require(embed_dim >= 1, in.op() + ": embed_dim must be at least 1");
   require(num_heads >= 1 && embed_dim % num_heads == 0, in.op() + ": num_heads = " + std::to_string(num_heads) +
@@ -439,9 +325,21 @@ TensorMap run_relation_self_attention(Inputs& in, OptionReader&) {
   w.b_f1 = in.optional("b_f1", {w.d_f}, "[d_f]");
   w.w_f2 = in.shape("w_f2", {w.d_f, w.d_f}, "[d_f, d_f]").data.data();
   w.b_f2 = in.optional("b_f2", {w.d_f}, "[d_f]");
-  w.w_g = in.shape("w_g", {2 * w.d}, "[2d]").data.data();
-  const float* b_g = in.optional("b_g", {1}, "[1]");
-  w.b_g = b_g ? *b_g : 0.0f;
+  if (in.has("w_a1")) {  // the MLP pair score
+    require(!in.has("w_g") && !in.has("b_g"),
+            "relation_self_attention: give the single-layer score (w_g, b_g) or the MLP score (w_a1, w_a2), not both");
+    const Tensor& w_a1 = in.shape("w_a1", {kAny, 2 * w.d}, "[d_a, 2d]: the score MLP's first layer on [x_i; x_j]");
+    w.d_a = w_a1.dims[0];
+    w.w_a1 = w_a1.data.data();
+    w.b_a1 = in.optional("b_a1", {w.d_a}, "[d_a]");
+    w.w_a2 = in.shape("w_a2", {w.d_a}, "[d_a]").data.data();
+    const float* b_a2 = in.optional("b_a2", {1}, "[1]");
+    w.b_a2 = b_a2 ? *b_a2 : 0.0f;
+  } else {
+    w.w_g = in.shape("w_g", {2 * w.d}, "[2d]").data.data();
+    const float* b_g = in.optional("b_g", {1}, "[1]");
+    w.b_g = b_g ? *b_g : 0.0f;
+  }
   Tensor a({t, t});
   Tensor word({t, w.d_f});
   Tensor sentence({w.d_f});
@@ -449,39 +347,38 @@ TensorMap run_relation_self_attention(Inputs& in, OptionReader&) {
   return {{"a", std::move(a)}, {"word", std::move(word)}, {"sentence", std::move(sentence)}};
 }
 
-TensorMap run_co_attention_parallel(Inputs& in, OptionReader&) {
+namespace {
+
+// Lu 2016's parallel co-attention, learned (w_b, w_v, w_q, w_hv, w_hq) or max-pooled (w_b only): the same outputs.
+TensorMap run_parallel_co_attention(Inputs& in, bool max_pooled) {
   const Tensor& v = in.rank("v", 2);
   const std::size_t n = v.dims[0];
   att::ParallelCoAttentionWeights w;
   w.d = v.dims[1];
   const std::size_t t = in.shape("q", {kAny, w.d}, "[T, d]: question words of the size of the image regions").dims[0];
-  const Tensor& w_v = in.shape("w_v", {kAny, w.d}, "[k, d]");
-  w.k = w_v.dims[0];
-  w.w_v = w_v.data.data();
+  if (!max_pooled) {
+    const Tensor& w_v = in.shape("w_v", {kAny, w.d}, "[k, d]");
+    w.k = w_v.dims[0];
+    w.w_v = w_v.data.data();
+  }
   w.w_b = in.shape("w_b", {w.d, w.d}, "[d, d]").data.data();
-  w.w_q = in.shape("w_q", {w.k, w.d}, "[k, d]").data.data();
-  w.w_hv = in.shape("w_hv", {w.k}, "[k]").data.data();
-  w.w_hq = in.shape("w_hq", {w.k}, "[k]").data.data();
+  if (!max_pooled) {
+    w.w_q = in.shape("w_q", {w.k, w.d}, "[k, d]").data.data();
+    w.w_hv = in.shape("w_hv", {w.k}, "[k]").data.data();
+    w.w_hq = in.shape("w_hq", {w.k}, "[k]").data.data();
+  }
   Tensor affinity({t, n}), a_v({n}), a_q({t}), v_hat({w.d}), q_hat({w.d});
-  att::parallel_co_attention(w, v.data.data(), n, ptr(in, "q"), t, affinity.data.data(), a_v.data.data(),
-                             a_q.data.data(), v_hat.data.data(), q_hat.data.data());
+  const auto op = max_pooled ? att::max_pooled_co_attention : att::parallel_co_attention;
+  op(w, v.data.data(), n, ptr(in, "q"), t, affinity.data.data(), a_v.data.data(), a_q.data.data(),
+     v_hat.data.data(), q_hat.data.data());
   return {{"affinity", std::move(affinity)}, {"a_v", std::move(a_v)}, {"a_q", std::move(a_q)},
           {"v_hat", std::move(v_hat)}, {"q_hat", std::move(q_hat)}};
 }
 
-TensorMap run_co_attention_max_pooled(Inputs& in, OptionReader&) {
-  const Tensor& v = in.rank("v", 2);
-  const std::size_t n = v.dims[0];
-  att::ParallelCoAttentionWeights w;
-  w.d = v.dims[1];
-  const std::size_t t = in.shape("q", {kAny, w.d}, "[T, d]: question words of the size of the image regions").dims[0];
-  w.w_b = in.shape("w_b", {w.d, w.d}, "[d, d]").data.data();
-  Tensor affinity({t, n}), a_v({n}), a_q({t}), v_hat({w.d}), q_hat({w.d});
-  att::max_pooled_co_attention(w, v.data.data(), n, ptr(in, "q"), t, affinity.data.data(), a_v.data.data(),
-                               a_q.data.data(), v_hat.data.data(), q_hat.data.data());
-  return {{"affinity", std::move(affinity)}, {"a_v", std::move(a_v)}, {"a_q", std::move(a_q)},
-          {"v_hat", std::move(v_hat)}, {"q_hat", std::move(q_hat)}};
-}
+}  // namespace
+
+TensorMap run_co_attention_parallel(Inputs& in, OptionReader&) { return run_parallel_co_attention(in, false); }
+TensorMap run_co_attention_max_pooled(Inputs& in, OptionReader&) { return run_parallel_co_attention(in, true); }
 
 TensorMap run_co_attention_alternating(Inputs& in, OptionReader&) {
   const Tensor& v = in.rank("v", 2);
@@ -516,6 +413,8 @@ TensorMap run_attention_over_attention(Inputs& in, OptionReader&) {
           {"beta_avg", std::move(beta_avg)}, {"s", std::move(s)}};
 }
 
+namespace {
+
 att::AttentionPoolWeights pool_weights(Inputs& in, std::size_t d, const std::string& suffix) {
   att::AttentionPoolWeights w;
   w.d = d;
@@ -526,6 +425,8 @@ att::AttentionPoolWeights pool_weights(Inputs& in, std::size_t d, const std::str
   w.context = in.shape("u_" + suffix, {w.d_att}, "[d_att]: the learned context vector").data.data();
   return w;
 }
+
+}  // namespace
 
 TensorMap run_hierarchical_attention(Inputs& in, OptionReader& params) {
   const Tensor& words = in.rank("words", 2);
@@ -624,7 +525,10 @@ TensorMap run_doubly_stochastic_penalty(Inputs& in, OptionReader& params) {
                                                              lambda))}};
 }
 
+namespace {
+
 // maps [L, n, n], or [L, H, n, n] whose heads are averaged first → the layers' maps in order.
+
 std::vector<float> layer_means(Inputs& in, std::size_t& layers, std::size_t& n) {
   const Tensor& maps = in.get("maps");
   require(maps.rank() == 3 || maps.rank() == 4,
@@ -645,6 +549,8 @@ std::vector<float> layer_means(Inputs& in, std::size_t& layers, std::size_t& n) 
   return out;
 }
 
+}  // namespace
+
 TensorMap run_attention_rollout(Inputs& in, OptionReader& params) {
   std::size_t layers = 0, n = 0;
   const std::vector<float> maps = layer_means(in, layers, n);
@@ -663,243 +569,9 @@ TensorMap run_attention_flow(Inputs& in, OptionReader& params) {
   return {{"flow", std::move(flow)}};
 }
 
-// The pairwise scores share one runner; each gets its own entry point for the table below.
+// The pairwise scores share one runner; each gets its own entry point for the registry.
 TensorMap run_score_dot(Inputs& in, OptionReader& p) { return run_pairwise_score("score_dot", in, p); }
 TensorMap run_score_scaled_dot(Inputs& in, OptionReader& p) { return run_pairwise_score("score_scaled_dot", in, p); }
 TensorMap run_score_cosine(Inputs& in, OptionReader& p) { return run_pairwise_score("score_cosine", in, p); }
 
-// One catalogue entry as constant data (OpInfo's fields; the lists end at the first null). A table of plain
-// pointers rather than OpInfo literals: building the 29 OpInfo values inline took 66 KB of WASM
-// code (a sixth of the C++ API's).
-struct OpRow {
-  const char* name;
-  const char* family;
-  const char* formula;
-  const char* paper;
-  const char* inputs[12];
-  const char* optional_inputs[6];
-  const char* outputs[8];
-  const char* params;
-  OpFn run;
-};
-
-constexpr OpRow kOps[] = {
-    {"score_dot", "score", "s(q,k) = qᵀk", "Luong et al. 2015", {"q[n_q,d]", "keys[n_k,d]"}, {},
-     {"scores[n_q,n_k]"}, "{}", run_score_dot},
-    {"score_scaled_dot", "score", "s(q,k) = qᵀk / √d", "Vaswani et al. 2017", {"q[n_q,d]", "keys[n_k,d]"}, {},
-     {"scores[n_q,n_k]"}, "{}", run_score_scaled_dot},
-    {"score_general", "score", "s(q,k) = qᵀ W k", "Luong et al. 2015",
-     {"q[n_q,d_q]", "w[d_q,d_k]", "keys[n_k,d_k]"}, {}, {"scores[n_q,n_k]"}, "{}", run_score_general},
-    {"score_additive", "score", "s(q,k) = vᵀ tanh(W q + U k + b)", "Bahdanau et al. 2014",
-     {"q[n_q,d_q]", "keys[n_k,d_k]", "w[d_att,d_q]", "u[d_att,d_k]", "v[d_att]"}, {"bias[d_att]"},
-     {"scores[n_q,n_k]", "keys_proj[n_k,d_att]"}, "{}", run_score_additive},
-    {"score_cosine", "score", "s(q,k) = qᵀk / (max(‖q‖,ε)·max(‖k‖,ε))", "Graves et al. 2014",
-     {"q[n_q,d]", "keys[n_k,d]"}, {}, {"scores[n_q,n_k]"}, R"({"eps": 1e-8})", run_score_cosine},
-    {"score_location", "score", "a = softmax(W_a q)  (no keys are read)", "Luong et al. 2015",
-     {"q[n_q,d_q]", "w_a[n_max,d_q]"}, {}, {"scores[n_q,n_k]", "weights[n_q,n_k]"},
-     R"({"n_k": "rows of w_a"})", run_score_location},
-    {"align_soft", "alignment", "α_ij = exp(s_ij) / Σ_j' exp(s_ij')  over unmasked keys",
-     "Bahdanau et al. 2014; Luong et al. 2015", {"scores[n_q,n_k]"}, {"key_keep[n_k]", "keep[n_q,n_k]"},
-     {"weights[n_q,n_k]"}, R"({"causal": false})", run_align_soft},
-    {"align_local_m", "alignment", "α = softmax(s) over [t − D, t + D], 0 elsewhere",
-     "Luong et al. 2015", {"scores[n_k]"}, {"key_keep[n_k]"}, {"weights[n_k]"},
-     R"({"t": "required", "D": "required"})", run_align_local_m},
-    {"align_local_p", "alignment",
-     "p = S·σ(v_pᵀ tanh(W_p q));  α_s = softmax(s)_s · exp(−(s − p)² / 2σ²), σ = D/2",
-     "Luong et al. 2015", {"scores[n_k]"}, {"q[d_q]", "w_p[d_att,d_q]", "v_p[d_att]", "key_keep[n_k]"},
-     {"weights[n_k]", "p[1]"}, R"({"D": "required", "p": "only without q, w_p, v_p"})", run_align_local_p},
-    {"align_hard_argmax", "alignment", "α = onehot(argmax_i α_i)", "Xu et al. 2015", {"weights[n]"},
-     {}, {"one_hot[n]", "index[1]"}, "{}", run_align_hard_argmax},
-    {"align_hard_sample", "alignment", "s ~ Multinoulli(α)  (SplitMix64 RNG, inverse CDF)",
-     "Xu et al. 2015", {"weights[n]"}, {}, {"samples[draws]"}, R"({"seed": 0, "draws": 1})", run_align_hard_sample},
-    {"soft_context", "context", "c_i = Σ_j α_ij v_j", "Bahdanau et al. 2014",
-     {"weights[n_q,n_k]", "values[n_k,d_v]"}, {}, {"context[n_q,d_v]"}, "{}", run_soft_context},
-    {"key_value_attention", "context", "α_i = softmax_j s(q_i, k_j);  c_i = Σ_j α_ij v_j",
-     "Daniluk et al. 2017", {"q[n_q,d_k]", "keys[n_k,d_k]", "values[n_k,d_v]"},
-     {"key_keep[n_k]", "keep[n_q,n_k]"}, {"weights[n_q,n_k]", "context[n_q,d_v]"},
-     R"({"score": "scaled_dot", "causal": false})", run_key_value_attention},
-    {"multi_head_attention", "composite",
-     "Concat(head_1..h) Wᴼ,  head_i = softmax(Q W_iᵠ (K W_iᴷ)ᵀ / √d_h) V W_iⱽ", "Vaswani et al. 2017",
-     {"query[n_q,E]", "key[n_k,E]", "value[n_k,E]", "in_proj_weight[3E,E]", "out_proj_weight[E,E]"},
-     {"in_proj_bias[3E]", "out_proj_bias[E]", "key_keep[n_k]", "keep[n_q,n_k]"},
-     {"out[n_q,E]", "weights[H,n_q,n_k]"}, R"({"num_heads": "required", "causal": false})", run_multi_head_attention},
-    {"structured_self_attention", "composite",
-     "A = softmax(W_s2 tanh(W_s1 Hᵀ)),  M = A H,  P = ‖A Aᵀ − I‖²_F", "Lin et al. 2017",
-     {"h[T,d_h]", "w_s1[d_a,d_h]", "w_s2[r,d_a]"}, {"key_keep[T]"}, {"a[r,T]", "m[r,d_h]", "penalty[1]"},
-     "{}", run_structured_self_attention},
-    {"relation_self_attention", "composite",
-     "A_i· = softmax_j σ(tanh(w_gᵀ[x_i;x_j] + b_g)),  r_i = Σ_j A_ij f([x_i;x_j]),  s = mean_i r_i",
-     "Kim 2018 (seed 003); Santoro et al. 2017", {"x[T,d]", "w_f1[d_f,2d]", "w_f2[d_f,d_f]", "w_g[2d]"},
-     {"b_f1[d_f]", "b_f2[d_f]", "b_g[1]"}, {"a[T,T]", "word[T,d_f]", "sentence[d_f]"}, "{}",
-     run_relation_self_attention},
-    {"co_attention_parallel", "composite",
-     "C = tanh(Qᵀ W_b V);  H_v = tanh(W_v V + (W_q Q) C);  a_v = softmax(w_hvᵀ H_v)  (and for Q)",
-     "Lu et al. 2016", {"v[N,d]", "q[T,d]", "w_b[d,d]", "w_v[k,d]", "w_q[k,d]", "w_hv[k]", "w_hq[k]"},
-     {}, {"affinity[T,N]", "a_v[N]", "a_q[T]", "v_hat[d]", "q_hat[d]"}, "{}", run_co_attention_parallel},
-    {"co_attention_max_pooled", "composite",
-     "C = tanh(Qᵀ W_b V);  a_v = softmax(max over T of C);  a_q = softmax(max over N of C)",
-     "dos Santos et al. 2016 (attentive pooling)", {"v[N,d]", "q[T,d]", "w_b[d,d]"}, {},
-     {"affinity[T,N]", "a_v[N]", "a_q[T]", "v_hat[d]", "q_hat[d]"}, "{}", run_co_attention_max_pooled},
-    {"co_attention_alternating", "composite",
-     "H = tanh(W_x X + (W_g g) 1ᵀ);  a_x = softmax(w_hxᵀ H);  x̂ = Σ a_x x  (3 steps: Q, V, Q)",
-     "Lu et al. 2016",
-     {"v[N,d]", "q[T,d]", "w_x1[k,d]", "w_hx1[k]", "w_x2[k,d]", "w_g2[k,d]", "w_hx2[k]", "w_x3[k,d]",
-     "w_g3[k,d]", "w_hx3[k]"},
-     {"w_g1[k,d]"}, {"a_s[T]", "s_hat[d]", "a_v[N]", "v_hat[d]", "a_q[T]", "q_hat[d]"}, "{}",
-     run_co_attention_alternating},
-    {"attention_over_attention", "composite",
-     "M = D Qᵀ;  α = column-softmax(M);  β = row-softmax(M), averaged over rows;  s = α β",
-     "Cui et al. 2017", {"doc[n,d]", "query[m,d]"}, {},
-     {"matching[n,m]", "alpha[n,m]", "beta[n,m]", "beta_avg[m]", "s[n]"}, "{}", run_attention_over_attention},
-    {"hierarchical_attention", "composite",
-     "u_it = tanh(W_w h_it + b_w);  α_it = softmax_t(u_itᵀ u_w);  s_i = Σ_t α_it h_it;  then the same "
-     "over sentences with u_s",
-     "Yang et al. 2016",
-     {"words[ΣT,d]", "w_word[d_att,d]", "u_word[d_att]", "w_sent[d_att,d]", "u_sent[d_att]"},
-     {"b_word[d_att]", "b_sent[d_att]"},
-     {"word_alpha[ΣT]", "sentence_vectors[L,d]", "sentence_alpha[L]", "document[d]"},
-     R"({"sentence_lengths": "required, e.g. [5, 3]"})", run_hierarchical_attention},
-    {"pointer_attention", "composite", "p(c_i) = softmax_j(vᵀ tanh(W x_j + U h_i))",
-     "Vinyals et al. 2015",
-     {"decoder[n_q,d_q]", "encoder[n,d_k]", "w[d_att,d_q]", "u[d_att,d_k]", "v[d_att]"},
-     {"bias[d_att]", "key_keep[n]"}, {"probs[n_q,n]", "pointers[n_q]"}, "{}", run_pointer_attention},
-    {"coverage_attention", "composite",
-     "s_tj = vᵀ tanh(W q_t + U k_j + w_c c_tj + b),  c_t = Σ_{t'<t} α_t'", "Tu et al. 2016",
-     {"queries[T,d_q]", "keys[n_k,d_k]", "w[d_att,d_q]", "u[d_att,d_k]", "v[d_att]", "w_c[d_att]"},
-     {"bias[d_att]", "key_keep[n_k]"}, {"weights[T,n_k]", "coverage[n_k]"}, "{}", run_coverage_attention},
-    {"coverage_penalty", "composite", "cp = β Σ_j log(min(Σ_t α_tj, 1))",
-     "Wu et al. 2016 (GNMT); Tu et al. 2016", {"weights[T,S]"}, {}, {"penalty[1]"},
-     R"({"beta": 0})", run_coverage_penalty},
-    {"position_weighted_memory", "composite",
-     "m_i = e_i ⊙ l_i (Models 1, 2), e_i + l_i (3), e_i ⊙ σ(l_i) (4);  α = softmax(tanh(w_attᵀ[m_i; "
-     "v_a] + b_att))",
-     "Tang et al. 2016", {"embeddings[T,d]", "aspect[d]", "w_att[2d]"},
-     {"locations[T]", "location_vectors[T,d]"}, {"memory[T,d]", "alpha[T]", "out[d]"},
-     R"({"model": "required, 1-4", "hop": 1, "b_att": 0})", run_position_weighted_memory},
-    {"visual_soft_attention", "composite",
-     "e_i = vᵀ tanh(W h + U a_i + b);  α = softmax(e);  β = σ(w_βᵀ h + b_β);  z = β Σ α_i a_i",
-     "Xu et al. 2015", {"features[N,d_a]", "h[d_h]", "w[d_att,d_h]", "u[d_att,d_a]", "v[d_att]"},
-     {"bias[d_att]", "w_beta[d_h]"}, {"alpha[N]", "beta[1]", "context[d_a]"}, R"({"b_beta": 0})",
-     run_visual_soft_attention},
-    {"doubly_stochastic_penalty", "composite", "λ Σ_i (1 − Σ_t α_ti)²", "Xu et al. 2015",
-     {"alphas[T,N]"}, {}, {"penalty[1]"}, R"({"lambda": 1})", run_doubly_stochastic_penalty},
-    {"attention_rollout", "analysis",
-     "Ã_l = r I + (1 − r) A_l (A_l: the mean of layer l's heads);  R_1 = Ã_1,  R_l = Ã_l R_{l−1}",
-     "Abnar & Zuidema 2020", {"maps[L,n,n] or [L,H,n,n]"}, {}, {"rollout[L,n,n]"},
-     R"({"residual": 0.5})", run_attention_rollout},
-    {"attention_flow", "analysis",
-     "F[i,j] = max flow from input j to output i through layers of capacities Ã_l = r I + (1 − r) A_l",
-     "Abnar & Zuidema 2020", {"maps[L,n,n] or [L,H,n,n]"}, {}, {"flow[n,n]"},
-     R"({"residual": 0.5})", run_attention_flow},
-};
-
-std::vector<std::string> names_of(const char* const* list, std::size_t n) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < n && list[i] != nullptr; ++i) out.emplace_back(list[i]);
-  return out;
-}
-
-const std::vector<OpEntry>& registry() {
-  static const std::vector<OpEntry> ops = [] {
-    std::vector<OpEntry> r;
-    for (const OpRow& row : kOps) {
-      OpInfo info{row.name,
-                  row.family,
-                  row.formula,
-                  row.paper,
-                  names_of(row.inputs, std::size(row.inputs)),
-                  names_of(row.optional_inputs, std::size(row.optional_inputs)),
-                  names_of(row.outputs, std::size(row.outputs)),
-                  row.params};
-      r.push_back(OpEntry{std::move(info), row.run});
-    }
-    return r;
-  }();
-  return ops;
-}
-
-}  // namespace
-
-// ---- MultiHeadKvCache ----
-
-MultiHeadKvCacheParams multi_head_kv_cache_params(const std::string& params_json) {
-  OptionReader p("MultiHeadKvCache", params_json);
-  MultiHeadKvCacheParams out;
-  out.num_heads = p.index("num_heads", out.num_heads);
-  out.capacity = p.index("capacity", out.capacity);
-  p.finish();
-  return out;
-}
-
-struct MultiHeadKvCache::Impl {
-  TensorMap weights;  // owned copies: attention::MultiHeadKvCache only references its weights
-  att::MultiHeadWeights w;
-  std::unique_ptr<att::MultiHeadKvCache> cache;
-};
-
-MultiHeadKvCache::MultiHeadKvCache(const TensorMap& weights, const MultiHeadKvCacheParams& params)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->weights = weights;
-  const std::string op = "MultiHeadKvCache";
-  Inputs in(op, impl_->weights);
-  // E is read off out_proj_weight [E, E]; read_multi_head_weights checks every other shape against it.
-  const Tensor& out_proj = in.rank("out_proj_weight", 2);
-  require(params.capacity >= 1, op + ": capacity must be at least 1");
-  // The cache is allocated up front: a huge capacity must be an Error here, not an allocation failure (an abort
-  // natively, an out-of-memory trap in WASM) — found by tests/fuzz/fuzz_options.
-  require(params.capacity <= kMaxKvCacheCapacity, op + ": capacity must be at most " +
-                                                      std::to_string(kMaxKvCacheCapacity) + " positions, got " +
-                                                      std::to_string(params.capacity));
-  read_multi_head_weights(in, out_proj.dims[1], params.num_heads, impl_->w);
-  require(params.capacity <= kMaxKvCacheFloats / impl_->w.embed_dim,  // no overflow on wasm32
-          op + ": capacity " + std::to_string(params.capacity) + " × embed_dim " +
-              std::to_string(impl_->w.embed_dim) + " is more than " + std::to_string(kMaxKvCacheFloats) +
-              " cached floats per keys/values buffer; use a smaller capacity");
-  in.finish();
-  impl_->cache = std::make_unique<att::MultiHeadKvCache>(impl_->w, params.capacity);
-}
-
-MultiHeadKvCache::~MultiHeadKvCache() = default;
-
-namespace {
-// [n, E] or [E] → number of rows, checking E.
-std::size_t rows_with_width(const std::string& what, const Tensor& t, std::size_t e) {
-  t.validate("MultiHeadKvCache: " + what);
-  require((t.rank() == 1 && t.dims[0] == e) || (t.rank() == 2 && t.dims[1] == e),
-          "MultiHeadKvCache: " + what + " must be [n, " + std::to_string(e) + "] or [" + std::to_string(e) +
-              "], got " + dims_to_string(t.dims));
-  return t.rank() == 1 ? 1 : t.dims[0];
-}
-}  // namespace
-
-void MultiHeadKvCache::append(const Tensor& key, const Tensor& value) {
-  const std::size_t e = impl_->w.embed_dim;
-  const std::size_t n = rows_with_width("key", key, e);
-  require(rows_with_width("value", value, e) == n, "MultiHeadKvCache: key and value must have the same rows, got " +
-                                                      dims_to_string(key.dims) + " and " + dims_to_string(value.dims));
-  require(length() + n <= capacity(), "MultiHeadKvCache: appending " + std::to_string(n) + " positions to " +
-                                          std::to_string(length()) + " exceeds the capacity " +
-                                          std::to_string(capacity()) + "; create the cache with a larger capacity");
-  impl_->cache->append(key.data.data(), value.data.data(), n);
-}
-
-TensorMap MultiHeadKvCache::attend(const Tensor& query, bool causal) {
-  const std::size_t e = impl_->w.embed_dim;
-  const std::size_t n_q = rows_with_width("query", query, e);
-  require(length() >= 1, "MultiHeadKvCache: attend() before any append(): the cache is empty");
-  require(!causal || n_q <= length(), "MultiHeadKvCache: " + std::to_string(n_q) +
-                                          " causal queries need at least as many cached positions, have " +
-                                          std::to_string(length()));
-  Tensor out(query.rank() == 1 ? std::vector<std::size_t>{e} : std::vector<std::size_t>{n_q, e});
-  Tensor weights({impl_->w.num_heads, n_q, length()});
-  impl_->cache->attend(query.data.data(), n_q, out.data.data(), weights.data.data(), causal);
-  return {{"out", std::move(out)}, {"weights", std::move(weights)}};
-}
-
-std::size_t MultiHeadKvCache::length() const { return impl_->cache->length(); }
-std::size_t MultiHeadKvCache::capacity() const { return impl_->cache->capacity(); }
-std::size_t MultiHeadKvCache::embed_dim() const { return impl_->w.embed_dim; }
-std::size_t MultiHeadKvCache::num_heads() const { return impl_->w.num_heads; }
-void MultiHeadKvCache::clear() { impl_->cache->clear(); }
-
-}  // namespace attnlens::api
+}  // namespace attnlens::api::ops_detail
