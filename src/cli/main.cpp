@@ -350,7 +350,7 @@ int sort_numbers(int argc, char** argv) {
   if (attentions && !json) throw UsageError("sort: --attentions needs --json");
   const auto sorter = attnlens::api::PointerSorter::load(*model);
   attnlens::api::PointerSortParams params;
-  params.encoder_attentions = attentions;
+  params.output_attentions = attentions;
 
   bool failed = false;
   const auto one = [&](const std::string& text) {
