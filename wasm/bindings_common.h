@@ -232,20 +232,9 @@ inline api::Tensor js_grid(const val& grid, std::size_t gh, std::size_t gw, cons
 // vectors (double, size_t) as an Array of numbers, vector<string> as an Array of strings, an AttentionTrace as
 // js_maps() (the form wasm/trace.js AttentionMaps takes), a struct with fields() as an object, and a vector of
 // those as an Array of objects.
-struct FieldProbe {
-  template <class V>
-  void operator()(const char*, const V&) const {}
-};
-template <class T, class = void>
-struct has_fields : std::false_type {};
-template <class T>
-struct has_fields<T, std::void_t<decltype(std::declval<const T&>().fields(FieldProbe{}))>> : std::true_type {};
-template <class T>
-struct is_vector : std::false_type {};
-template <class E, class A>
-struct is_vector<std::vector<E, A>> : std::true_type {};
-template <class T>
-inline constexpr bool kUnknownFieldType = false;
+using attnlens::api::has_fields;
+using attnlens::api::is_vector;
+using attnlens::api::kUnknownFieldType;
 
 template <class T>
 val to_js(const T& v) {

@@ -46,9 +46,10 @@ const Contract& caption_contract() {
     t.task = "image-to-text";
     const auto call = OptionTime::kCall;
     t.options = {
-        integer_option("num_beams", call, 1, 64, nullptr, "beam width (default: the model's decoding.num_beams; 1 = greedy)"),
+        integer_option("num_beams", call, 1, 64, nullptr,
+                       "beam width (1 = greedy); the model's default is its decoding.num_beams"),
         integer_option("max_new_tokens", call, 1, 1000, nullptr,
-                       "most decoder steps, counting the <end> step (default: the model's max_len)"),
+                       "most decoder steps, counting the <end> step; the model's default is its max_len"),
         option("output_attentions", OptionKind::kBoolean, call, true, "false: `attentions` comes back empty"),
         option("allow_unk", OptionKind::kBoolean, call, false,
                "true: the search may emit '<unk>' (the reference search exactly); false: it never does"),

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +103,23 @@ const std::vector<const Contract*>& contracts();
 nlohmann::json contracts_json();
 // One task's contract; Error naming the known ones when there is none.
 const Contract& contract_of(const std::string& task, const std::string& entry = "");
+
+// Whether T lists its fields (a member template fields(f)), and whether it is a std::vector: what the converters
+// of results (the WASM binding's to_js, the CLI's to_json) dispatch on.
+struct FieldProbe {
+  template <class V>
+  void operator()(const char*, const V&) const {}
+};
+template <class T, class = void>
+struct has_fields : std::false_type {};
+template <class T>
+struct has_fields<T, std::void_t<decltype(std::declval<const T&>().fields(FieldProbe{}))>> : std::true_type {};
+template <class T>
+struct is_vector : std::false_type {};
+template <class E, class A>
+struct is_vector<std::vector<E, A>> : std::true_type {};
+template <class T>
+inline constexpr bool kUnknownFieldType = false;  // for a static_assert naming an unconverted field type
 
 // The field names a result struct visits (fields(f)), for checking them against the declaration.
 template <class Result>

@@ -280,11 +280,11 @@ std::vector<OptionSpec> map_options() {
       option("copy_numbers", OptionKind::kBoolean, call, true,
              "a number the model wrote differently from its aligned source number is replaced by it"),
       option("alignment_method", OptionKind::kEnum, call, nullptr,
-             "which attention gives the word alignment (default: the model's)", {"head", "layer-mean"}),
+             "which attention gives the word alignment", {"head", "layer-mean"}),
       option("alignment_extraction", OptionKind::kEnum, call, nullptr,
-             "how links are read from it (default: argmax for a head, gdfa for a layer mean)", {"argmax", "gdfa"}),
-      integer_option("alignment_layer", call, 0, 1023, nullptr, "the decoder layer of the alignment (default: the model's)"),
-      integer_option("alignment_head", call, 0, 1023, nullptr, "the cross head of the alignment (default: the model's)"),
+             "how links are read from it; the default is argmax for a head, gdfa for a layer mean", {"argmax", "gdfa"}),
+      integer_option("alignment_layer", call, 0, 1023, nullptr, "the decoder layer of the alignment"),
+      integer_option("alignment_head", call, 0, 1023, nullptr, "the cross head of the alignment (method head)"),
       option("word_maps", OptionKind::kBoolean, call, false, "also every map merged to words (word_attentions)"),
       option("output_qk", OptionKind::kBoolean, call, false,
              "the query and key vectors behind every map (qk; Transformer translators only)"),
@@ -316,6 +316,8 @@ std::vector<FieldSpec> translation_fields(bool forced) {
       {"num_beams", "integer", "the beams used"},
       {"sentences", "TranslationResult[]", "one result per sentence of the input", false},
       {"source_text", "string", "the text the engine saw, when it was re-cased", false},
+      {"source_start", "integer", "[start, end) of the translated text in the caller's input", false},
+      {"source_end", "integer", "the end of that span", false},
   };
   if (forced) f.push_back({"token_logprobs", "float32[]", "each target piece's log-probability (</s> last)"});
   return f;
@@ -330,11 +332,11 @@ const Contract& translation_contract() {
     const auto call = OptionTime::kCall;
     t.options = {
         integer_option("num_beams", call, 1, kMaxBeams, nullptr,
-                       "beam width (default: the model's decoding.num_beams; 1 = greedy)"),
+                       "beam width (1 = greedy); the model's default is its decoding.num_beams"),
         integer_option("max_new_tokens", call, 1, kMaxNewTokensLimit, nullptr,
-                       "most target pieces (default: max_len_a * source pieces + max_len_b of the model)"),
-        option("alpha", OptionKind::kNumber, call, nullptr, "GNMT length penalty exponent (default: the model's)"),
-        option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight (default: the model's)"),
+                       "most target pieces; the model's default is max_len_a * source pieces + max_len_b"),
+        option("alpha", OptionKind::kNumber, call, nullptr, "GNMT length penalty exponent"),
+        option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight"),
     };
     for (auto& o : map_options()) t.options.push_back(std::move(o));
     t.result = translation_fields(false);

@@ -80,62 +80,24 @@
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
 import {
-  checkBool, checkFinite, checkInt, checkOptions, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
+  describe, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'translation';
-const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'head_mean', 'restore_case'];
-
-// The options the engine reads (api::translation_params), as the JSON it takes: the same names; restore_case is
-// applied here, and the search options go only where a search runs (align() has none).
-const SEARCH_OPTIONS = ['num_beams', 'max_new_tokens', 'alpha', 'coverage_beta'];
-const MAP_OPTIONS = ['output_attentions', 'head_mean', 'copy_numbers', 'alignment_method', 'alignment_extraction',
-  'alignment_layer', 'alignment_head', 'word_maps', 'output_qk'];
+// The options, as src/api/translation.cpp declares them (contract.js): the engine reads the declared engine
+// options (api::translation_params); restore_case is applied here, and align() takes only the map options (the
+// search options given to it, or to the pipeline, are accepted and do not apply).
+const contract = () => contractOf(TASK);
+const alignContract = () => contractOf(TASK, 'align');
 function engineOptions(o, search) {
-  const keys = search ? [...SEARCH_OPTIONS, ...MAP_OPTIONS] : MAP_OPTIONS;
-  return JSON.stringify(Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])));
+  return engineJson(search ? contract() : alignContract(), o);
 }
 
 function checkTranslationOptions(options, where) {
-  const o = checkOptions(options, OPTIONS, where);
-  checkInt(o.num_beams, 'num_beams', 1, 64);
-  checkInt(o.max_new_tokens, 'max_new_tokens', 1, 65536);
-  checkFinite(o.alpha, 'alpha');
-  checkFinite(o.coverage_beta, 'coverage_beta');
-  const KINDS = ['encoder_self', 'decoder_self', 'cross'];
-  const kindsMessage = `attnlens: output_attentions must be true, false or a non-empty list of ${KINDS.map((k) => `'${k}'`).join(', ')}`;
-  if (Array.isArray(o.output_attentions)) {
-    // A list of kinds: only those maps come back.
-    const bad = o.output_attentions.filter((k) => !KINDS.includes(k));
-    if (bad.length > 0 || o.output_attentions.length === 0) {
-      throw new TypeError(`${kindsMessage}${bad.length > 0 ? `, got ${JSON.stringify(bad[0])}` : ''}`);
-    }
-  } else if (typeof o.output_attentions === 'string') {
-    // One kind written without its list ('cross'): say how to ask for it rather than "must be a boolean".
-    throw new TypeError(`${kindsMessage}, got the string ${JSON.stringify(o.output_attentions)}` +
-      (KINDS.includes(o.output_attentions) ? ` (for only those maps: ['${o.output_attentions}'])` : ''));
-  } else {
-    checkBool(o.output_attentions, 'output_attentions');
-  }
-  checkBool(o.head_mean, 'head_mean');
-  checkBool(o.word_maps, 'word_maps');
-  checkBool(o.output_qk, 'output_qk');
-  checkBool(o.copy_numbers, 'copy_numbers');
-  checkBool(o.restore_case, 'restore_case');
-  const oneOf = (name, values) => {
-    if (o[name] !== undefined && !values.includes(o[name])) {
-      throw new TypeError(`attnlens: ${name} must be one of ${values.map((v) => `'${v}'`).join(', ')}, ` +
-        `got ${JSON.stringify(o[name])}`);
-    }
-  };
-  oneOf('alignment_method', ['head', 'layer-mean']);
-  oneOf('alignment_extraction', ['argmax', 'gdfa']);
-  checkInt(o.alignment_layer, 'alignment_layer', 0, 1023);
-  checkInt(o.alignment_head, 'alignment_head', 0, 1023);
-  return o;
+  return checkContractOptions(contract(), options, 'call', where);
 }
 
 // UTF-8 byte offsets (the engine's) → string indices of `text`, as Embind encodes a JS string: a lone surrogate
