@@ -41,34 +41,25 @@ std::vector<FieldSpec> caption_fields(bool forced) {
 }  // namespace
 
 const Contract& caption_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "image-to-text";
-    const auto call = OptionTime::kCall;
-    t.options = {
-        integer_option("num_beams", call, 1, 64, nullptr,
-                       "beam width (1 = greedy); the model's default is its decoding.num_beams"),
-        integer_option("max_new_tokens", call, 1, 1000, nullptr,
-                       "most decoder steps, counting the <end> step; the model's default is its max_len"),
-        option("output_attentions", OptionKind::kBoolean, call, true, "false: `attentions` comes back empty"),
-        option("allow_unk", OptionKind::kBoolean, call, false,
-               "true: the search may emit '<unk>' (the reference search exactly); false: it never does"),
-    };
-    t.result = caption_fields(false);
-    return t;
-  }();
+  const auto call = OptionTime::kCall;
+  static const Contract c{
+      "image-to-text",
+      "",
+      {
+          integer_option("num_beams", call, 1, 64, nullptr,
+                         "beam width (1 = greedy); the model's default is its decoding.num_beams"),
+          integer_option("max_new_tokens", call, 1, 1000, nullptr,
+                         "most decoder steps, counting the <end> step; the model's default is its max_len"),
+          output_attentions_option("false: `attentions` comes back empty"),
+          option("allow_unk", OptionKind::kBoolean, call, false,
+                 "true: the search may emit '<unk>' (the reference search exactly); false: it never does"),
+      },
+      caption_fields(false)};
   return c;
 }
 
 const Contract& attend_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "image-to-text";
-    t.entry = "attend";
-    t.options = {caption_contract().option("output_attentions")};
-    t.result = caption_fields(true);
-    return t;
-  }();
+  static const Contract c{"image-to-text", "attend", {caption_contract().option("output_attentions")}, caption_fields(true)};
   return c;
 }
 

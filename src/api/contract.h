@@ -40,6 +40,17 @@ struct OptionSpec {
   std::string doc;                  // one line
   std::string alias;                // a deprecated old name, accepted too ("" when none)
   bool engine = true;               // false: only the JS package reads it (e.g. how results are shaped)
+
+  OptionSpec with_alias(std::string old_name) const {
+    OptionSpec s = *this;
+    s.alias = std::move(old_name);
+    return s;
+  }
+  OptionSpec package_only() const {
+    OptionSpec s = *this;
+    s.engine = false;
+    return s;
+  }
 };
 
 struct FieldSpec {
@@ -73,6 +84,11 @@ inline OptionSpec option(std::string name, OptionKind kind, OptionTime given, nl
   s.name = std::move(name), s.kind = kind, s.given = given, s.values = std::move(values);
   s.fallback = std::move(fallback), s.doc = std::move(doc);
   return s;
+}
+
+// output_attentions, as every task has it: a boolean given per call, default true; `doc` says what false does.
+inline OptionSpec output_attentions_option(std::string doc) {
+  return option("output_attentions", OptionKind::kBoolean, OptionTime::kCall, true, std::move(doc));
 }
 
 // One option's value, read and checked as declared (nlohmann::json; null when absent).

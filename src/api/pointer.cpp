@@ -16,23 +16,20 @@
 namespace attnlens::api {
 
 const Contract& pointer_sort_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "number-sorting";
-    t.options = {option("output_attentions", OptionKind::kBoolean, OptionTime::kCall, true,
-                        "false: `attentions` holds only the 'pointer' map (no 'encoder_self' maps)")};
-    t.options.back().alias = "encoder_attentions";
-    t.result = {
+  static const Contract c{
+      "number-sorting",
+      "",
+      {output_attentions_option("false: `attentions` holds only the 'pointer' map (no 'encoder_self' maps)")
+           .with_alias("encoder_attentions")},
+      {
         {"values", "number[]", "the input numbers, as given"},
         {"inputs", "float32[]", "the model's input: the values min-max scaled to [0, 1]"},
         {"order", "number[]", "input positions in output order (a permutation of 0..n-1)"},
         {"sorted", "number[]", "values[order[i]]"},
         {"step_probabilities", "float32[]", "the pointer's probability of each chosen position"},
         {"sorted_ok", "boolean", "`sorted` is non-decreasing (the model may err on long lists)"},
-        {"attentions", "maps", "'pointer' [n, n] (row = output step), then 'encoder_self' [n, n] per layer and head"},
-    };
-    return t;
-  }();
+          {"attentions", "maps", "'pointer' [n, n] (row = output step), then 'encoder_self' [n, n] per layer and head"},
+      }};
   return c;
 }
 

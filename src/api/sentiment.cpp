@@ -28,17 +28,16 @@ void check_max_tokens(std::size_t n, const std::string& where) {
 }  // namespace
 
 const Contract& sentiment_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "sentiment-analysis";
-    const auto create = OptionTime::kCreation, call = OptionTime::kCall;
-    t.options = {
-        integer_option("max_tokens", create, 1, static_cast<long long>(kMaxTokensLimit), SentimentParams{}.max_tokens,
-                       "only the first max_tokens tokens are classified (`truncated` says when text was cut)"),
-        option("output_attentions", OptionKind::kBoolean, call, true, "false: `attentions` comes back empty"),
-    };
-    t.options.back().engine = false;
-    t.result = {
+  static const Contract c{
+      "sentiment-analysis",
+      "",
+      {
+          integer_option("max_tokens", OptionTime::kCreation, 1, static_cast<long long>(kMaxTokensLimit),
+                         SentimentParams{}.max_tokens,
+                         "only the first max_tokens tokens are classified (`truncated` says when text was cut)"),
+          output_attentions_option("false: `attentions` comes back empty").package_only(),
+      },
+      {
         {"label", "string", "the most probable label, e.g. 'POSITIVE'"},
         {"label_index", "integer", "index of `label` in `labels` (the first on a tie)"},
         {"score", "number", "the probability of `label`"},
@@ -49,10 +48,8 @@ const Contract& sentiment_contract() {
         {"attentions", "maps", "'self-attention' [hops, T] or 'pair-attention' [T, T]; rows sum to 1"},
         {"truncated", "boolean", "the text had more than max_tokens tokens; only the first were used"},
         {"num_input_tokens", "integer", "tokens before truncation (at most max_tokens + 1)"},
-        {"labels", "string[]", "the model's labels, in the order of `probabilities`", false},
-    };
-    return t;
-  }();
+          {"labels", "string[]", "the model's labels, in the order of `probabilities`", false},
+      }};
   return c;
 }
 

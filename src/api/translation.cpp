@@ -289,9 +289,9 @@ std::vector<OptionSpec> map_options() {
       option("output_qk", OptionKind::kBoolean, call, false,
              "the query and key vectors behind every map (qk; Transformer translators only)"),
       option("restore_case", OptionKind::kBoolean, call, true,
-             "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it"),
+             "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it")
+          .package_only(),
   };
-  o.back().engine = false;
   return o;
 }
 
@@ -327,10 +327,8 @@ std::vector<FieldSpec> translation_fields(bool forced) {
 
 const Contract& translation_contract() {
   static const Contract c = [] {
-    Contract t;
-    t.task = "translation";
     const auto call = OptionTime::kCall;
-    t.options = {
+    std::vector<OptionSpec> options = {
         integer_option("num_beams", call, 1, kMaxBeams, nullptr,
                        "beam width (1 = greedy); the model's default is its decoding.num_beams"),
         integer_option("max_new_tokens", call, 1, kMaxNewTokensLimit, nullptr,
@@ -338,22 +336,14 @@ const Contract& translation_contract() {
         option("alpha", OptionKind::kNumber, call, nullptr, "GNMT length penalty exponent"),
         option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight"),
     };
-    for (auto& o : map_options()) t.options.push_back(std::move(o));
-    t.result = translation_fields(false);
-    return t;
+    for (auto& o : map_options()) options.push_back(std::move(o));
+    return Contract{"translation", "", std::move(options), translation_fields(false)};
   }();
   return c;
 }
 
 const Contract& align_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "translation";
-    t.entry = "align";
-    t.options = map_options();
-    t.result = translation_fields(true);
-    return t;
-  }();
+  static const Contract c{"translation", "align", map_options(), translation_fields(true)};
   return c;
 }
 

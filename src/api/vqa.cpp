@@ -20,12 +20,11 @@
 namespace attnlens::api {
 
 const Contract& vqa_contract() {
-  static const Contract c = [] {
-    Contract t;
-    t.task = "visual-question-answering";
-    t.options = {option("output_attentions", OptionKind::kBoolean, OptionTime::kCall, true,
-                        "false: `attentions` comes back empty")};
-    t.result = {
+  static const Contract c{
+      "visual-question-answering",
+      "",
+      {output_attentions_option("false: `attentions` comes back empty")},
+      {
         {"answer", "string", "the most probable answer"},
         {"score", "number", "its probability"},
         {"answers", "string[]", "every answer the model knows (answers.txt order)"},
@@ -37,10 +36,8 @@ const Contract& vqa_contract() {
         {"count", "number", "the count readout (sum of count_density)"},
         {"where", "float32[]", "relation readout input: region-attention centroid shift in grid cells; empty if none"},
         {"attention", "string", "'parallel-co-attention' or 'attention-over-attention'"},
-        {"attentions", "maps", "region_attention, word_attention, affinity or aoa_* maps, count_density"},
-    };
-    return t;
-  }();
+          {"attentions", "maps", "region_attention, word_attention, affinity or aoa_* maps, count_density"},
+      }};
   return c;
 }
 

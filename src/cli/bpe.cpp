@@ -82,12 +82,8 @@ int bpe_apply(int argc, char** argv, bool encode) {
 }  // namespace
 
 int bpe_command(int argc, char** argv) {
-  if (argc < 3) throw UsageError("bpe: give a subcommand: learn, encode or decode");
-  const std::string sub = argv[2];
-  if (sub == "learn") return bpe_learn(argc, argv);
-  if (sub == "encode") return bpe_apply(argc, argv, true);
-  if (sub == "decode") return bpe_apply(argc, argv, false);
-  throw UsageError("bpe: unknown subcommand '" + sub + "' (expected learn, encode or decode)");
+  const std::string sub = subcommand(argc, argv, "bpe", {"learn", "encode", "decode"});
+  return sub == "learn" ? bpe_learn(argc, argv) : bpe_apply(argc, argv, sub == "encode");
 }
 
 }  // namespace attnlens::cli

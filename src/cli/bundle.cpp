@@ -6,9 +6,7 @@
 namespace attnlens::cli {
 
 int bundle_command(int argc, char** argv) {
-  if (argc < 3) throw UsageError("bundle: give a subcommand: check");
-  const std::string sub = argv[2];
-  if (sub != "check") throw UsageError("bundle: unknown subcommand '" + sub + "' (expected check)");
+  subcommand(argc, argv, "bundle", {"check"});
   const Args args = parse_args(argc, argv, 3, {}, {}, "bundle check");
   if (args.positional.size() != 1) throw UsageError("bundle check: give exactly one bundle directory");
   const api::BundleSummary bundle = api::inspect_bundle(args.positional[0]);

@@ -62,6 +62,17 @@ void no_positional(const Args& args, const std::string& command, const std::stri
     throw UsageError(command + ": unexpected argument '" + args.positional[0] + "' (" + input + ")");
 }
 
+std::string subcommand(int argc, char** argv, const std::string& command, const std::vector<std::string>& known) {
+  std::string list;
+  for (std::size_t i = 0; i < known.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
+  if (argc < 3) throw UsageError(command + ": give a subcommand: " + list);
+  const std::string sub = argv[2];
+  if (std::find(known.begin(), known.end(), sub) == known.end())
+    throw UsageError(command + ": unknown subcommand '" + sub + "' (expected " + list + ")");
+  return sub;
+}
+
 int parse_int(const std::string& text, const std::string& what, long long min_value, long long max_value) {
   errno = 0;
   char* end = nullptr;

@@ -37,6 +37,8 @@ const std::string& required_option(const Args& args, const std::string& name, co
                                    const std::string& command);
 // UsageError unless no positional argument was given (input comes from stdin).
 void no_positional(const Args& args, const std::string& command, const std::string& input = "input is read from stdin");
+// argv[2], the subcommand of `command` (bpe learn, bundle check, …): one of `known`, else a UsageError.
+std::string subcommand(int argc, char** argv, const std::string& command, const std::vector<std::string>& known);
 int parse_int(const std::string& text, const std::string& what, long long min_value, long long max_value);
 double parse_double(const std::string& text, const std::string& what);
 std::vector<std::string> split_spaces(const std::string& line);

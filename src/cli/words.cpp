@@ -4,9 +4,7 @@
 namespace attnlens::cli {
 
 int words_command(int argc, char** argv) {
-  if (argc < 3) throw UsageError("words: give a subcommand: tokenize");
-  const std::string sub = argv[2];
-  if (sub != "tokenize") throw UsageError("words: unknown subcommand '" + sub + "' (expected tokenize)");
+  subcommand(argc, argv, "words", {"tokenize"});
   const Args args = parse_args(argc, argv, 3, {}, {}, "words tokenize");
   no_positional(args, "words tokenize");
   std::string line;
