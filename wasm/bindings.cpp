@@ -164,7 +164,7 @@ bool threads_supported() { return api::threads_supported(); }
 
 // Every task's contract (api/contract.h) as JSON text: wasm/pipelines/contract.js checks options against it.
 std::string contracts() {
-  return guarded([] { return attnlens::api::contracts_json().dump(); });
+  return guarded([] { return attnlens::api::contracts_json(); });
 }
 
 EMSCRIPTEN_BINDINGS(attnlens) {

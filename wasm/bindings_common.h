@@ -246,7 +246,7 @@ val to_js(const T& v) {
     return js_maps(v);
   } else if constexpr (has_fields<T>::value) {
     val out = val::object();
-    v.fields([&out](const char* name, const auto& x) { out.set(std::string(name), to_js(x)); });
+    v.fields([&out](const char* name, const auto& x) { out.set(val(name), to_js(x)); });
     return out;
   } else if constexpr (is_vector<T>::value) {
     using E = typename T::value_type;

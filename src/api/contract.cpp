@@ -52,7 +52,8 @@ nlohmann::json read_one(OptionReader& o, const OptionSpec& spec, const std::stri
     case OptionKind::kBooleanOrKinds:
       if (!o.is_list(key)) return o.boolean(key, false);
       {
-        const std::vector<std::string> kinds = o.text_list(key);
+        nlohmann::json kinds = nlohmann::json::array();  // (built by hand: cheaper in the WASM module)
+        for (auto& k : o.text_list(key)) kinds.push_back(std::move(k));
         require(!kinds.empty(), what + ": param '" + key + "' must be true, false or a non-empty list of kinds");
         return kinds;  // each kind is checked where the maps are selected (an unknown kind names the known ones)
       }
@@ -107,31 +108,45 @@ const Contract& contract_of(const std::string& task, const std::string& entry) {
   throw Error("no contract for '" + task + (entry.empty() ? "" : "." + entry) + "' (known: " + known + ")");
 }
 
-nlohmann::json contracts_json() {
-  nlohmann::json out = nlohmann::json::array();
+namespace {
+
+// JSON text built by hand: nlohmann's object construction costs the WASM module ~6 KB gzipped, its dump() of a
+// string (for the escaping) nothing more than the option reader already pulls in.
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + quoted(items[i]);
+  return out + "]";
+}
+
+std::string option_json(const OptionSpec& s) {
+  std::string j = "{\"name\":" + quoted(s.name) + ",\"kind\":" + quoted(kind_name(s.kind)) + ",\"given\":" +
+                  (s.given == OptionTime::kCreation ? "\"creation\"" : "\"call\"") + ",\"default\":" +
+                  s.fallback.dump() + ",\"doc\":" + quoted(s.doc) + ",\"engine\":" + (s.engine ? "true" : "false");
+  if (s.kind == OptionKind::kInteger) j += ",\"min\":" + std::to_string(s.lo) + ",\"max\":" + std::to_string(s.hi);
+  if (!s.values.empty()) j += ",\"values\":" + quoted_list(s.values);
+  if (!s.alias.empty()) j += ",\"alias\":" + quoted(s.alias);
+  return j + "}";
+}
+
+}  // namespace
+
+std::string contracts_json() {
+  std::string out = "[";
   for (const Contract* c : contracts()) {
-    nlohmann::json options = nlohmann::json::array();
-    for (const auto& s : c->options) {
-      nlohmann::json j = {{"name", s.name},
-                          {"kind", kind_name(s.kind)},
-                          {"given", s.given == OptionTime::kCreation ? "creation" : "call"},
-                          {"default", s.fallback},
-                          {"doc", s.doc},
-                          {"engine", s.engine}};
-      if (s.kind == OptionKind::kInteger) {
-        j["min"] = s.lo;
-        j["max"] = s.hi;
-      }
-      if (!s.values.empty()) j["values"] = s.values;
-      if (!s.alias.empty()) j["alias"] = s.alias;
-      options.push_back(std::move(j));
+    out += (out.size() > 1 ? ",{" : "{") + std::string("\"task\":") + quoted(c->task) + ",\"entry\":" + quoted(c->entry) +
+           ",\"options\":[";
+    for (std::size_t i = 0; i < c->options.size(); ++i) out += (i ? "," : "") + option_json(c->options[i]);
+    out += "],\"result\":[";
+    for (std::size_t i = 0; i < c->result.size(); ++i) {
+      const FieldSpec& f = c->result[i];
+      out += std::string(i ? "," : "") + "{\"name\":" + quoted(f.name) + ",\"kind\":" + quoted(f.kind) +
+             ",\"doc\":" + quoted(f.doc) + ",\"engine\":" + (f.engine ? "true" : "false") + "}";
     }
-    nlohmann::json result = nlohmann::json::array();
-    for (const auto& f : c->result)
-      result.push_back({{"name", f.name}, {"kind", f.kind}, {"doc", f.doc}, {"engine", f.engine}});
-    out.push_back({{"task", c->task}, {"entry", c->entry}, {"options", options}, {"result", result}});
+    out += "]}";
   }
-  return out;
+  return out + "]";
 }
 
 }  // namespace attnlens::api

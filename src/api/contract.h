@@ -112,11 +112,11 @@ class OptionValues {
 OptionValues read_options(const Contract& contract, OptionTime given, const std::string& what,
                           const std::string& params_json);
 
-// Every task's contract (the entries of sentiment_contract(), …), and all of them as JSON:
+// Every task's contract (the entries of sentiment_contract(), …), and all of them as JSON text:
 // [{task, entry, options: [{name, kind, given, min?, max?, values?, default, doc, alias?, engine}],
 //   result: [{name, kind, doc, engine}]}].
 const std::vector<const Contract*>& contracts();
-nlohmann::json contracts_json();
+std::string contracts_json();
 // One task's contract; Error naming the known ones when there is none.
 const Contract& contract_of(const std::string& task, const std::string& entry = "");
 

@@ -356,7 +356,7 @@ TranslationParams translation_params(const std::string& params_json) {
   if (v.has("coverage_beta")) p.coverage_beta = v.number("coverage_beta", 0.0);
   if (v.has("output_attentions") && v.raw("output_attentions").is_array()) {  // a list of kinds: only those maps
     p.output_attentions = true;
-    p.attention_selection.kinds = v.raw("output_attentions").get<std::vector<std::string>>();
+    for (const auto& k : v.raw("output_attentions")) p.attention_selection.kinds.push_back(k.get<std::string>());
   } else {
     p.output_attentions = v.boolean("output_attentions", p.output_attentions);
   }

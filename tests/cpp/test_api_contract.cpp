@@ -77,7 +77,7 @@ TEST_CASE("contract: options are read as declared, with one range everywhere") {
 }
 
 TEST_CASE("contract: the JSON form lists every task with its options and result fields") {
-  const nlohmann::json all = api::contracts_json();
+  const nlohmann::json all = nlohmann::json::parse(api::contracts_json());
   REQUIRE(all.size() == api::contracts().size());
   std::vector<std::string> names;
   for (const auto& c : all) names.push_back(c["task"].get<std::string>() + "/" + c["entry"].get<std::string>());
@@ -89,5 +89,12 @@ TEST_CASE("contract: the JSON form lists every task with its options and result 
   CHECK(beams["min"] == 1);
   CHECK(beams["max"] == 64);
   CHECK(beams["default"].is_null());
+  CHECK(beams["kind"] == "integer");
+  CHECK(beams["given"] == "call");
+  const nlohmann::json pointer = all[1]["options"][0];
+  CHECK(pointer["alias"] == "encoder_attentions");
+  CHECK(pointer["default"] == true);
+  CHECK(all[0]["result"].size() == api::sentiment_contract().result.size());
+  CHECK(all[0]["options"][1]["engine"] == false);
   CHECK_THROWS_AS(api::contract_of("summarization"), attnlens::Error);
 }

@@ -223,6 +223,36 @@ function combine(sentences, dropped) {
   return out;
 }
 
+// The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
+// srcBase / tgtBase are added to the mapped word indices.
+function shape(r, src, srcBase, tgt, tgtBase, extra = {}) {
+  const out = {
+    text: r.text,
+    source_tokens: r.sourceTokens,
+    target_tokens: r.targetTokens,
+    attentions: new AttentionMaps(r.attentions),
+    source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
+    target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
+    alignment: r.alignment,
+    alignment_method: r.alignmentMethod,
+    alignment_map: { dims: [r.targetWords.length, r.sourceWords.length], data: r.alignmentMap },
+    truncated: r.truncated,
+    source_ids: r.sourceIds,
+    target_ids: r.targetIds,
+    score: r.score,
+    num_beams: r.numBeams,
+    ...extra,
+  };
+  if (r.wordAttentions.index.length > 0) out.word_attentions = new AttentionMaps(r.wordAttentions);
+  if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
+  if (r.qk.index.length > 0) out.qk = new AttentionMaps(r.qk);
+  if (r.numberCopies?.length > 0) {
+    out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
+      model: c.model, text: c.text, weight: c.weight }));
+  }
+  return out;
+}
+
 /**
  * @param {{ name: string, config: object, configText?: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ num_beams?: number, max_new_tokens?: number, output_attentions?: boolean, alpha?: number,
@@ -261,7 +291,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
     const cased = restoreCase(src.text, pieces);
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
-
 
   // Which sentences of one input the engine translates. Several sentences share the model's positions: whole
   // sentences are taken, in order, while their source pieces (each with its '</s>') add up to at most
@@ -313,36 +342,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
       return assemble(p, mine);
     });
   };
-  // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
-  // srcBase / tgtBase are added to the mapped word indices.
-  const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
-    const out = {
-      text: r.text,
-      source_tokens: r.sourceTokens,
-      target_tokens: r.targetTokens,
-      attentions: new AttentionMaps(r.attentions),
-      source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
-      target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
-      alignment: r.alignment,
-      alignment_method: r.alignmentMethod,
-      alignment_map: { dims: [r.targetWords.length, r.sourceWords.length], data: r.alignmentMap },
-      truncated: r.truncated,
-      source_ids: r.sourceIds,
-      target_ids: r.targetIds,
-      score: r.score,
-      num_beams: r.numBeams,
-      ...extra,
-    };
-    if (r.wordAttentions.index.length > 0) out.word_attentions = new AttentionMaps(r.wordAttentions);
-    if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
-    if (r.qk.index.length > 0) out.qk = new AttentionMaps(r.qk);
-    if (r.numberCopies?.length > 0) {
-      out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
-        model: c.model, text: c.text, weight: c.weight }));
-    }
-    return out;
-  };
-
   const call = async (live, input, runOptions = {}) => {
     const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
     if (Array.isArray(input)) return translateAll(live(), input, o, (i) => `translation input [${i}]`);
