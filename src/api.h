@@ -12,6 +12,9 @@
 // OptionReader: the one reader of every task's JSON options.
 #include "api/options.h"
 
+// Each task's contract (options and result fields, declared once) and the reader of options as declared.
+#include "api/contract.h"
+
 // The attention catalogue through run_op() / list_ops(), and MultiHeadKvCache.
 #include "api/ops.h"
 

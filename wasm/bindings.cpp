@@ -162,7 +162,13 @@ bool threads_supported() { return api::threads_supported(); }
 
 }  // namespace
 
+// Every task's contract (api/contract.h) as JSON text: wasm/pipelines/contract.js checks options against it.
+std::string contracts() {
+  return guarded([] { return attnlens::api::contracts_json(); });
+}
+
 EMSCRIPTEN_BINDINGS(attnlens) {
+  emscripten::function("contracts", &contracts);
   emscripten::function("version", &version);
   emscripten::function("simdBackend", &simd_backend);
   emscripten::function("setThreads", &set_threads);

@@ -13,23 +13,6 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-val result_to_js(const api::CaptionResult& r) {
-  val out = val::object();
-  out.set("text", r.text);
-  out.set("tokens", string_array(r.tokens));
-  out.set("tokenIds", js_copy(r.token_ids));
-  out.set("finished", r.finished);
-  out.set("score", r.score);
-  out.set("numBeams", r.num_beams);
-  out.set("betas", js_copy(r.betas));
-  if (r.num_beams == 0) {  // attend(): forced caption
-    out.set("tokenLogprobs", js_copy(r.token_logprobs));
-    out.set("unknownWords", js_unknown_words(r.unknown_words));
-  }
-  out.set("attentions", js_maps(r.attentions));
-  return out;
-}
-
 class CaptionerBinding {
  public:
   static constexpr const char* kJsName = "Captioner";
@@ -59,7 +42,7 @@ class CaptionerBinding {
       const std::size_t gh = js_dimension(grid_h, "grid height"), gw = js_dimension(grid_w, "grid width");
       // Channels follow from the length (1280 for flickr8k-mobilenet, 1285 for shapes: + mean colour + position).
       const api::Tensor t = js_grid(grid, gh, gw, "captionGrid");
-      return result_to_js(cap_->caption_grid(t, api::caption_params(params_json)));
+      return to_js(cap_->caption_grid(t, api::caption_params(params_json)));
     });
   }
   double vocab_size() const { return static_cast<double>(cap_->vocab_size()); }
@@ -84,9 +67,7 @@ class CaptionerBinding {
         list[i] = {js_row_reader(data.back(), px.stride, rows[i]), px.width, px.height, px.channels};
       }
       const auto results = cap_->caption_many(list, api::caption_params(params_json));
-      val out = val::array();
-      for (const auto& r : results) out.call<void>("push", result_to_js(r));
-      return out;
+      return to_js_list(results);
     });
   }
 
@@ -95,11 +76,11 @@ class CaptionerBinding {
   val run(const val& data, double width, double height, double channels, const std::string& params_json,
           const std::string* caption, const std::string& what) const {
     const JsPixels px = js_pixels(data, width, height, channels, what);
-    const api::CaptionParams params = api::caption_params(params_json);
+    const api::CaptionParams params = caption ? api::attend_params(params_json) : api::caption_params(params_json);
     std::vector<std::uint8_t> row(px.stride);
     const auto read_row = js_row_reader(data, px.stride, row);
     const std::size_t w = px.width, h = px.height, c = px.channels;
-    return result_to_js(caption ? cap_->attend_rows(read_row, w, h, *caption, params, c)
+    return to_js(caption ? cap_->attend_rows(read_row, w, h, *caption, params, c)
                                 : cap_->caption_rows(read_row, w, h, params, c));
   }
 

@@ -226,16 +226,49 @@ inline api::Tensor js_grid(const val& grid, std::size_t gh, std::size_t gw, cons
                      emscripten::convertJSArrayToNumberVector<float>(grid));
 }
 
-// The words a model read as <unk> ({word, position} of any result type's unknown_words) as a JS array.
-template <typename UnknownWords>
-val js_unknown_words(const UnknownWords& words) {
-  val out = val::array();
-  for (const auto& u : words) {
-    val w = val::object();
-    w.set("word", u.word);
-    w.set("position", static_cast<double>(u.position));
-    out.call<void>("push", w);
+// ---- results: any struct that lists its fields (fields(f), api/contract.h) → a plain JS object ---------------------
+// Keys are the field names (snake_case, as the package publishes them); values are copied out of the heap:
+// strings and numbers as they are, vector<float> / vector<int> as a Float32Array / Int32Array, other numeric
+// vectors (double, size_t) as an Array of numbers, vector<string> as an Array of strings, an AttentionTrace as
+// js_maps() (the form wasm/trace.js AttentionMaps takes), a struct with fields() as an object, and a vector of
+// those as an Array of objects.
+using attnlens::api::has_fields;
+using attnlens::api::is_vector;
+using attnlens::api::kUnknownFieldType;
+
+template <class T>
+val to_js(const T& v) {
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) {
+    return val(v);
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return val(static_cast<double>(v));
+  } else if constexpr (std::is_same_v<T, attnlens::AttentionTrace>) {
+    return js_maps(v);
+  } else if constexpr (has_fields<T>::value) {
+    val out = val::object();
+    v.fields([&out](const char* name, const auto& x) { out.set(val(name), to_js(x)); });
+    return out;
+  } else if constexpr (is_vector<T>::value) {
+    using E = typename T::value_type;
+    if constexpr (std::is_same_v<E, float> || std::is_same_v<E, std::int32_t>) {
+      return js_copy(v);
+    } else if constexpr (std::is_same_v<E, std::string>) {
+      return string_array(v);
+    } else {
+      val out = val::array();
+      for (const auto& x : v) out.call<void>("push", to_js(x));
+      return out;
+    }
+  } else {
+    static_assert(kUnknownFieldType<T>, "to_js: a result field of a type the converter does not know");
   }
+}
+
+// A list of results → a JS array of result objects.
+template <class Result>
+val to_js_list(const std::vector<Result>& results) {
+  val out = val::array();
+  for (const auto& r : results) out.call<void>("push", to_js(r));
   return out;
 }
 

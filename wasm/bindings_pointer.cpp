@@ -18,17 +18,7 @@ class PointerSortBinding {
     return guarded([&] {
       attnlens::require(values.instanceof(val::global("Float64Array")), "PointerSorter.sort: values must be a Float64Array");
       const std::vector<double> v = emscripten::convertJSArrayToNumberVector<double>(values);
-      const api::PointerSortResult r = sorter_->sort(v, api::pointer_sort_params(params_json));
-      val out = val::object();
-      out.set("inputs", js_copy(r.inputs));
-      std::vector<double> order(r.order.begin(), r.order.end());
-      out.set("order", js_copy(order));
-      out.set("sorted", js_copy(r.sorted));
-      out.set("stepProbabilities", js_copy(r.step_probabilities));
-      out.set("sortedOk", r.sorted_ok);
-      const val maps = js_maps(r.attentions);
-      out.set("attentions", maps);
-      return out;
+      return to_js(sorter_->sort(v, api::pointer_sort_params(params_json)));
     });
   }
   double max_length() const { return static_cast<double>(sorter_->max_length()); }

@@ -15,17 +15,12 @@ class SentimentBinding {
 
   // text: a string (or UTF-8 bytes as a Uint8Array; ill-formed sequences become U+FFFD) → plain result object.
   val classify(const std::string& text) const {
-    return guarded([&] { return result_to_js(clf_->classify(text)); });
+    return guarded([&] { return to_js(clf_->classify(text)); });
   }
   // A JS array of texts (strings or UTF-8 bytes) classified as one list (api::SentimentClassifier::classify_many:
   // shared among the engine's threads in the threaded module) → an array of results in the same order.
   val classify_many(const val& texts) const {
-    return guarded([&] {
-      val out = val::array();
-      for (const auto& r : clf_->classify_many(emscripten::vecFromJSArray<std::string>(texts)))
-        out.call<void>("push", result_to_js(r));
-      return out;
-    });
+    return guarded([&] { return to_js_list(clf_->classify_many(emscripten::vecFromJSArray<std::string>(texts))); });
   }
   val labels() const {
     return guarded([&] { return string_array(clf_->labels()); });
@@ -35,21 +30,6 @@ class SentimentBinding {
   double vocab_size() const { return static_cast<double>(clf_->vocab_size()); }
 
  private:
-  static val result_to_js(const api::SentimentResult& r) {
-    val out = val::object();
-    out.set("label", r.label);
-    out.set("labelIndex", r.label_index);
-    out.set("score", r.score);
-    out.set("probabilities", js_copy(r.probabilities));
-    out.set("logits", js_copy(r.logits));
-    out.set("tokens", string_array(r.tokens));
-    out.set("ids", js_copy(r.ids));
-    out.set("attentions", js_maps(r.attentions));
-    out.set("truncated", r.truncated);
-    out.set("numInputTokens", static_cast<double>(r.num_input_tokens));
-    return out;
-  }
-
   std::unique_ptr<api::SentimentClassifier> clf_;
 };
 

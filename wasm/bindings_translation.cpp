@@ -93,7 +93,6 @@ class TranslatorBinding {
     }
     out.set("numberCopies", copies);
     out.set("truncated", r.truncated);
-    out.set("sourcePieces", static_cast<double>(r.source_pieces));
     out.set("score", r.score);
     out.set("numBeams", r.num_beams);
     return out;

@@ -10,23 +10,6 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
-val result_to_js(const api::VqaResult& r) {
-  val out = val::object();
-  out.set("answer", r.answer);
-  out.set("score", r.score);
-  out.set("answers", string_array(r.answers));
-  out.set("scores", js_copy(r.scores));
-  out.set("logits", js_copy(r.logits));
-  out.set("tokens", string_array(r.tokens));
-  out.set("tokenIds", js_copy(r.token_ids));
-  out.set("unknownWords", js_unknown_words(r.unknown_words));
-  out.set("count", r.count);
-  out.set("where", js_copy(r.where));
-  out.set("attention", r.attention);
-  out.set("attentions", js_maps(r.attentions));
-  return out;
-}
-
 class VisualQABinding {
  public:
   static constexpr const char* kJsName = "VisualQA";
@@ -40,7 +23,7 @@ class VisualQABinding {
       const api::VqaParams params = api::vqa_params(params_json);
       std::vector<std::uint8_t> row(px.stride);
       const auto read_row = js_row_reader(data, px.stride, row);
-      return result_to_js(vqa_->answer_rows(read_row, px.width, px.height, question, params, px.channels));
+      return to_js(vqa_->answer_rows(read_row, px.width, px.height, question, params, px.channels));
     });
   }
   // The two halves: pixels → grid Float32Array [g·g·D]; grid (Float32Array of side·side·D) → the result.
@@ -55,7 +38,7 @@ class VisualQABinding {
     return guarded([&] {
       const std::size_t g = js_dimension(side, "grid side");
       const api::Tensor t = js_grid(grid, g, g, "vqa answerGrid");
-      return result_to_js(vqa_->answer_grid(t, question, api::vqa_params(params_json)));
+      return to_js(vqa_->answer_grid(t, question, api::vqa_params(params_json)));
     });
   }
   val answer_list() const {

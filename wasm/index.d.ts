@@ -355,6 +355,8 @@ export interface Pipeline<Input, RunOptions, Output> {
 
 export interface SentimentResult {
   label: string;
+  /** Index of `label` in `labels` (the first on a tie). */
+  label_index: number;
   score: number;
   /** The words the model saw ('<unk>' for words outside its vocabulary). */
   tokens: string[];
@@ -362,6 +364,8 @@ export interface SentimentResult {
   attentions: AttentionMaps;
   /** softmax of the logits, one per label (labels[i]); score = the largest. */
   probabilities: Float32Array;
+  /** The classifier's logits, one per label. */
+  logits: Float32Array;
   /** The model's label names, e.g. ['NEGATIVE', 'POSITIVE']. */
   labels: string[];
   /** Vocabulary ids of `tokens` (1 = '<unk>'). */
@@ -466,25 +470,27 @@ export interface WordSpan {
   pieces: [number, number];
 }
 export interface TranslationRunOptions {
-  /** 1 = greedy; default: the bundle's (4). */
+  /** Beam width, 1..64 (1 = greedy); default: the model's (decoding.num_beams, 4). */
   num_beams?: number;
-  /** Default: 2·|source ids| + 10, within the model's positions. */
+  /** Most target pieces, 1..65536; default: the model's (2·|source ids| + 10), within its positions. */
   max_new_tokens?: number;
   /** Default true: every map; false: none (faster); a list of kinds: only those. */
   output_attentions?: boolean | Array<'encoder_self' | 'decoder_self' | 'cross'>;
   /** Each layer's mean over its heads (head −1), computed in the engine, instead of every head. Default false. */
   head_mean?: boolean;
-  /** GNMT length penalty exponent of beam search (default: the bundle's, 0.6). */
+  /** GNMT length penalty exponent of beam search (default: the model's decoding.alpha, 0.6). */
   alpha?: number;
-  /** GNMT coverage penalty weight (default: the bundle's, 0 = off). */
+  /** GNMT coverage penalty weight (default: the model's, 0 = off). */
   coverage_beta?: number;
   /** 'head' = a trained alignment head, 'layer-mean' = mean of one decoder layer's cross heads (default: the bundle's). */
   alignment_method?: 'head' | 'layer-mean';
   /** 'argmax' per target word, or 'gdfa' (grow-diag-final-and of both directions). */
   alignment_extraction?: 'argmax' | 'gdfa';
+  /** The decoder layer whose cross attention gives the alignment, 0..1023 (default: the model's). */
   alignment_layer?: number;
+  /** The cross head of the alignment (method 'head'), 0..1023 (default: the model's trained alignment head). */
   alignment_head?: number;
-  /** Also every map merged to words (word_attentions). */
+  /** Also every map merged to words (word_attentions). Default false. */
   word_maps?: boolean;
   /**
    * Also the query and key vectors behind every map (`qk`, the neuron view): one more teacher-forced decoder run.
@@ -547,8 +553,11 @@ export interface CaptionResult {
   [key: string]: unknown;
 }
 export interface CaptionRunOptions {
+  /** Beam width, 1..64 (1 = greedy); default: the model's (decoding.num_beams, 3). */
   num_beams?: number;
+  /** Most decoder steps, counting the '<end>' step, 1..1000; default: the model's max_len. */
   max_new_tokens?: number;
+  /** Default true; false leaves `attentions` empty. */
   output_attentions?: boolean;
   /** Let the search emit '<unk>' (default false: it is never chosen; true = the reference search exactly). */
   allow_unk?: boolean;
@@ -645,13 +654,15 @@ export interface PointerSortResult {
   inputs: Float32Array;
   /**
    * 'pointer' [n, n] first (row = output step, column = input position; rows sum to 1, positions already pointed
-   * at get 0), then 'encoder_self' [n, n] per encoder layer and head (unless encoder_attentions is false).
+   * at get 0), then 'encoder_self' [n, n] per encoder layer and head (unless output_attentions is false).
    */
   attentions: AttentionMaps;
 }
 /** Per call. Unknown names throw a TypeError. */
 export interface PointerSortRunOptions {
-  /** Default true; false keeps only the 'pointer' map. */
+  /** Default true; false keeps only the 'pointer' map (no 'encoder_self' maps). */
+  output_attentions?: boolean;
+  /** @deprecated The old name of output_attentions (read as it; output_attentions wins when both are given). */
   encoder_attentions?: boolean;
 }
 /**
@@ -667,7 +678,7 @@ export interface PointerSortPipeline extends Pipeline<string | number[] | ArrayL
 }
 
 export interface PipelineOptions extends LoadOptions {
-  /** sentiment-analysis: the most tokens classified (default 256). */
+  /** sentiment-analysis: the most tokens classified, 1..1024 (default 256). */
   max_tokens?: number;
   [option: string]: unknown;
 }

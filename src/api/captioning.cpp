@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/options.h"
 #include "common.h"
 #include "image/preprocess.h"
 #include "kernels/parallel.h"
@@ -20,16 +19,66 @@
 
 namespace attnlens::api {
 
-CaptionParams caption_params(const std::string& params_json) {
-  OptionReader o("caption options", params_json);
+namespace {
+
+std::vector<FieldSpec> caption_fields(bool forced) {
+  std::vector<FieldSpec> f = {
+      {"text", "string", "the caption: its words joined with single spaces (no <end>)"},
+      {"tokens", "string[]", "one per decoder step: the words, then '<end>' when the caption finished"},
+      {"token_ids", "int32[]", "their vocabulary ids"},
+      {"finished", "boolean", "the decoder chose <end> (else it stopped at max_new_tokens)"},
+      {"attentions", "maps", "one 'visual' map [T, g, g]: row t is where the model looked choosing tokens[t]"},
+      {"betas", "float32[]", "the gate beta_t of each step"},
+      {"score", "number", "sum of the chosen words' log-probabilities"},
+      {"num_beams", "integer", "the beams the search used (0 for attend())"},
+      {"token_logprobs", "float32[]", "attend(): each token's log-probability (score is their sum); else empty"},
+      {"unknown_words", "UnknownWord[]", "attend(): {word, position} of each caption word read as '<unk>'; else empty"},
+  };
+  if (forced) f.push_back({"forced", "boolean", "true: the result of attend() (teacher forcing)", false});
+  return f;
+}
+
+}  // namespace
+
+const Contract& caption_contract() {
+  const auto call = OptionTime::kCall;
+  static const Contract c{
+      "image-to-text",
+      "",
+      {
+          integer_option("num_beams", call, 1, 64, nullptr,
+                         "beam width (1 = greedy); the model's default is its decoding.num_beams"),
+          integer_option("max_new_tokens", call, 1, 1000, nullptr,
+                         "most decoder steps, counting the <end> step; the model's default is its max_len"),
+          output_attentions_option("false: `attentions` comes back empty"),
+          option("allow_unk", OptionKind::kBoolean, call, false,
+                 "true: the search may emit '<unk>' (the reference search exactly); false: it never does"),
+      },
+      caption_fields(false)};
+  return c;
+}
+
+const Contract& attend_contract() {
+  static const Contract c{"image-to-text", "attend", {caption_contract().option("output_attentions")}, caption_fields(true)};
+  return c;
+}
+
+namespace {
+
+CaptionParams read_caption_params(const Contract& contract, const std::string& params_json) {
+  const OptionValues v = read_options(contract, OptionTime::kCall, "caption options", params_json);
   CaptionParams p;
-  p.num_beams = static_cast<int>(o.integer("num_beams", p.num_beams, 1, 64));
-  p.max_new_tokens = static_cast<int>(o.integer("max_new_tokens", p.max_new_tokens, 1, 1000));
-  p.output_attentions = o.boolean("output_attentions", p.output_attentions);
-  p.allow_unk = o.boolean("allow_unk", p.allow_unk);
-  o.finish();
+  p.num_beams = static_cast<int>(v.integer("num_beams", p.num_beams));
+  p.max_new_tokens = static_cast<int>(v.integer("max_new_tokens", p.max_new_tokens));
+  p.output_attentions = v.boolean("output_attentions", p.output_attentions);
+  p.allow_unk = v.boolean("allow_unk", p.allow_unk);
   return p;
 }
+
+}  // namespace
+
+CaptionParams caption_params(const std::string& params_json) { return read_caption_params(caption_contract(), params_json); }
+CaptionParams attend_params(const std::string& params_json) { return read_caption_params(attend_contract(), params_json); }
 
 namespace {
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "api/contract.h"
 #include "api/tensor.h"
 #include "trace/trace.h"
 
@@ -37,7 +38,12 @@ struct CaptionParams {
 };
 // Parses {"num_beams", "max_new_tokens", "output_attentions", "allow_unk"} (unknown keys are an error) over the
 // defaults.
+// The contracts (api/contract.h) of a caption (the search) and of attend() (teacher forcing of a given caption):
+// their options and result fields. caption_params / attend_params read the options as declared.
+const Contract& caption_contract();
+const Contract& attend_contract();
 CaptionParams caption_params(const std::string& params_json);
+CaptionParams attend_params(const std::string& params_json);
 
 struct CaptionResult {
   std::string text;                 // words joined with single spaces (no <end>)
@@ -56,8 +62,19 @@ struct CaptionResult {
   struct UnknownWord {
     std::string word;           // as tokenized (lowercased)
     std::size_t position = 0;   // index into tokens
+    template <class F>
+    void fields(F&& f) const {
+      f("word", word), f("position", position);
+    }
   };
   std::vector<UnknownWord> unknown_words;
+
+  template <class F>
+  void fields(F&& f) const {
+    f("text", text), f("tokens", tokens), f("token_ids", token_ids), f("finished", finished);
+    f("attentions", attentions), f("betas", betas), f("score", score), f("num_beams", num_beams);
+    f("token_logprobs", token_logprobs), f("unknown_words", unknown_words);
+  }
 };
 
 class Captioner {

@@ -9,18 +9,34 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/options.h"
 #include "common.h"
 #include "io/bundle.h"
 #include "models/pointer_net.h"
 
 namespace attnlens::api {
 
+const Contract& pointer_sort_contract() {
+  static const Contract c{
+      "number-sorting",
+      "",
+      {output_attentions_option("false: `attentions` holds only the 'pointer' map (no 'encoder_self' maps)")
+           .with_alias("encoder_attentions")},
+      {
+        {"values", "number[]", "the input numbers, as given"},
+        {"inputs", "float32[]", "the model's input: the values min-max scaled to [0, 1]"},
+        {"order", "number[]", "input positions in output order (a permutation of 0..n-1)"},
+        {"sorted", "number[]", "values[order[i]]"},
+        {"step_probabilities", "float32[]", "the pointer's probability of each chosen position"},
+        {"sorted_ok", "boolean", "`sorted` is non-decreasing (the model may err on long lists)"},
+          {"attentions", "maps", "'pointer' [n, n] (row = output step), then 'encoder_self' [n, n] per layer and head"},
+      }};
+  return c;
+}
+
 PointerSortParams pointer_sort_params(const std::string& params_json) {
-  OptionReader o("pointer-sort params", params_json);
+  const OptionValues v = read_options(pointer_sort_contract(), OptionTime::kCall, "pointer-sort params", params_json);
   PointerSortParams p;
-  p.encoder_attentions = o.boolean("encoder_attentions", p.encoder_attentions);
-  o.finish();
+  p.output_attentions = v.boolean("output_attentions", p.output_attentions);
   return p;
 }
 
@@ -101,7 +117,7 @@ PointerSortResult PointerSorter::sort(const std::vector<double>& values, const P
   // "pointer" first, then the encoder maps in recording order (layer-major, head-minor).
   for (const MapView m : trace)
     if (m.name == "pointer") r.attentions.record(m);
-  if (params.encoder_attentions)
+  if (params.output_attentions)
     for (const MapView m : trace)
       if (m.name == "encoder_self") r.attentions.record(m);
   return r;

@@ -21,14 +21,18 @@
 #include <string>
 #include <vector>
 
+#include "api/contract.h"
 #include "trace/trace.h"
 
 namespace attnlens::api {
 
 struct PointerSortParams {
-  bool encoder_attentions = true;  // false: `attentions` holds only the "pointer" map
+  bool output_attentions = true;  // false: `attentions` holds only the "pointer" map
 };
-// Parses {"encoder_attentions": bool} (unknown keys are an error) over the defaults above; "" means the defaults.
+// The task's contract (api/contract.h): its options and result fields.
+const Contract& pointer_sort_contract();
+// Parses {"output_attentions": bool} as the contract declares it (the deprecated name "encoder_attentions" is read
+// as output_attentions; unknown keys are an error) over the defaults above; "" means the defaults.
 PointerSortParams pointer_sort_params(const std::string& params_json);
 
 // "5, 3 9;1" → {5, 3, 9, 1}: items separated by commas, semicolons or white space, each a whole decimal number
@@ -44,8 +48,14 @@ struct PointerSortResult {
   std::vector<float> step_probabilities;  // p_i(order[i]): the pointer's probability of each chosen position
   bool sorted_ok = false;                 // `sorted` is non-decreasing (the model may err on long lists)
   // "pointer" [n × n] first (row = output step, column = input position, rows sum to 1, pointed positions 0),
-  // then "encoder_self" [n × n] for each encoder layer and head (unless encoder_attentions is false).
+  // then "encoder_self" [n × n] for each encoder layer and head (unless output_attentions is false).
   AttentionTrace attentions;
+
+  template <class F>
+  void fields(F&& f) const {
+    f("values", values), f("inputs", inputs), f("order", order), f("sorted", sorted);
+    f("step_probabilities", step_probabilities), f("sorted_ok", sorted_ok), f("attentions", attentions);
+  }
 };
 
 class PointerSorter {

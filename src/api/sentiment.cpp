@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/options.h"
 #include "common.h"
 #include "io/bundle.h"
 #include "kernels/parallel.h"
@@ -28,12 +27,36 @@ void check_max_tokens(std::size_t n, const std::string& where) {
 
 }  // namespace
 
+const Contract& sentiment_contract() {
+  static const Contract c{
+      "sentiment-analysis",
+      "",
+      {
+          integer_option("max_tokens", OptionTime::kCreation, 1, static_cast<long long>(kMaxTokensLimit),
+                         SentimentParams{}.max_tokens,
+                         "only the first max_tokens tokens are classified (`truncated` says when text was cut)"),
+          output_attentions_option("false: `attentions` comes back empty").package_only(),
+      },
+      {
+        {"label", "string", "the most probable label, e.g. 'POSITIVE'"},
+        {"label_index", "integer", "index of `label` in `labels` (the first on a tie)"},
+        {"score", "number", "the probability of `label`"},
+        {"probabilities", "float32[]", "softmax of the logits, one per label"},
+        {"logits", "float32[]", "the classifier's logits, one per label"},
+        {"tokens", "string[]", "the tokens the model saw, out-of-vocabulary ones as '<unk>'"},
+        {"ids", "int32[]", "their vocabulary ids"},
+        {"attentions", "maps", "'self-attention' [hops, T] or 'pair-attention' [T, T]; rows sum to 1"},
+        {"truncated", "boolean", "the text had more than max_tokens tokens; only the first were used"},
+        {"num_input_tokens", "integer", "tokens before truncation (at most max_tokens + 1)"},
+          {"labels", "string[]", "the model's labels, in the order of `probabilities`", false},
+      }};
+  return c;
+}
+
 SentimentParams sentiment_params(const std::string& params_json) {
-  OptionReader o("sentiment params", params_json);
+  const OptionValues v = read_options(sentiment_contract(), OptionTime::kCreation, "sentiment params", params_json);
   SentimentParams p;
-  p.max_tokens = static_cast<std::size_t>(
-      o.integer("max_tokens", static_cast<long long>(p.max_tokens), 1, static_cast<long long>(kMaxTokensLimit)));
-  o.finish();
+  p.max_tokens = static_cast<std::size_t>(v.integer("max_tokens", static_cast<long long>(p.max_tokens)));
   return p;
 }
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "api/contract.h"
 #include "trace/trace.h"
 
 namespace attnlens::api {
@@ -35,7 +36,10 @@ namespace attnlens::api {
 struct SentimentParams {
   std::size_t max_tokens = 256;  // 1 … 1024
 };
-// Parses {"max_tokens": N} (unknown keys are an error) over the defaults above; "" means the defaults.
+// The task's contract (api/contract.h): its options and result fields.
+const Contract& sentiment_contract();
+// Parses {"max_tokens": N} as the contract declares it (unknown keys are an error) over the defaults above; ""
+// means the defaults.
 SentimentParams sentiment_params(const std::string& params_json);
 
 struct SentimentResult {
@@ -51,6 +55,13 @@ struct SentimentResult {
   AttentionTrace attentions;
   bool truncated = false;            // the text had more than max_tokens tokens; only the first were used
   std::size_t num_input_tokens = 0;  // tokens before truncation (classify(): at most max_tokens + 1, see above)
+
+  template <class F>
+  void fields(F&& f) const {
+    f("label", label), f("label_index", label_index), f("score", score), f("probabilities", probabilities);
+    f("logits", logits), f("tokens", tokens), f("ids", ids), f("attentions", attentions);
+    f("truncated", truncated), f("num_input_tokens", num_input_tokens);
+  }
 };
 
 class SentimentClassifier {

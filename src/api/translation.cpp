@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/options.h"
 #include "decode/search.h"
 #include "io/bundle.h"
 #include "kernels/parallel.h"
@@ -269,28 +268,106 @@ void attach_words_and_alignment(TranslationResult& out, const std::string& sourc
 
 }  // namespace
 
+namespace {
+
+std::vector<OptionSpec> map_options() {
+  const auto call = OptionTime::kCall;
+  std::vector<OptionSpec> o = {
+      option("output_attentions", OptionKind::kBooleanOrKinds, call, true,
+             "false: no maps (faster; no alignment either); a list of kinds: only those maps",
+             {"encoder_self", "decoder_self", "cross"}),
+      option("head_mean", OptionKind::kBoolean, call, false, "each layer's heads averaged into one map (head -1)"),
+      option("copy_numbers", OptionKind::kBoolean, call, true,
+             "a number the model wrote differently from its aligned source number is replaced by it"),
+      option("alignment_method", OptionKind::kEnum, call, nullptr,
+             "which attention gives the word alignment", {"head", "layer-mean"}),
+      option("alignment_extraction", OptionKind::kEnum, call, nullptr,
+             "how links are read from it; the default is argmax for a head, gdfa for a layer mean", {"argmax", "gdfa"}),
+      integer_option("alignment_layer", call, 0, 1023, nullptr, "the decoder layer of the alignment"),
+      integer_option("alignment_head", call, 0, 1023, nullptr, "the cross head of the alignment (method head)"),
+      option("word_maps", OptionKind::kBoolean, call, false, "also every map merged to words (word_attentions)"),
+      option("output_qk", OptionKind::kBoolean, call, false,
+             "the query and key vectors behind every map (qk; Transformer translators only)"),
+      option("restore_case", OptionKind::kBoolean, call, true,
+             "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it")
+          .package_only(),
+  };
+  return o;
+}
+
+std::vector<FieldSpec> translation_fields(bool forced) {
+  std::vector<FieldSpec> f = {
+      {"text", "string", "the translation, detokenized"},
+      {"source_tokens", "string[]", "BPE pieces of the source, '</s>' last (the columns of cross maps)"},
+      {"target_tokens", "string[]", "the generated pieces, '</s>' last when produced (the rows of maps)"},
+      {"source_ids", "int32[]", "ids of source_tokens"},
+      {"target_ids", "int32[]", "ids of target_tokens"},
+      {"attentions", "maps", "'encoder_self', 'decoder_self', 'cross' per layer and head (RNN: one 'cross')"},
+      {"source_words", "Word[]", "source pieces merged into words, with string offsets into the input"},
+      {"target_words", "Word[]", "target pieces merged into words, with string offsets into `text`"},
+      {"alignment", "Link[]", "hard word alignment [source word, target word], sorted"},
+      {"alignment_method", "string", "how the alignment was made, e.g. 'head 1.0, argmax'"},
+      {"alignment_map", "map", "the word-level cross map the alignment came from [target words, source words]"},
+      {"word_attentions", "maps", "with word_maps: every map at word level"},
+      {"qk", "maps", "with output_qk: '<kind>.query' and '<kind>.key' per layer and head"},
+      {"number_copies", "NumberCopy[]", "with copy_numbers: the numbers replaced in `text`"},
+      {"truncated", "boolean", "the source was cut to the model's positions"},
+      {"score", "number", "sum of the output's log-probabilities"},
+      {"num_beams", "integer", "the beams used"},
+      {"sentences", "TranslationResult[]", "one result per sentence of the input", false},
+      {"source_text", "string", "the text the engine saw, when it was re-cased", false},
+      {"source_start", "integer", "[start, end) of the translated text in the caller's input", false},
+      {"source_end", "integer", "the end of that span", false},
+  };
+  if (forced) f.push_back({"token_logprobs", "float32[]", "each target piece's log-probability (</s> last)"});
+  return f;
+}
+
+}  // namespace
+
+const Contract& translation_contract() {
+  static const Contract c = [] {
+    const auto call = OptionTime::kCall;
+    std::vector<OptionSpec> options = {
+        integer_option("num_beams", call, 1, kMaxBeams, nullptr,
+                       "beam width (1 = greedy); the model's default is its decoding.num_beams"),
+        integer_option("max_new_tokens", call, 1, kMaxNewTokensLimit, nullptr,
+                       "most target pieces; the model's default is max_len_a * source pieces + max_len_b"),
+        option("alpha", OptionKind::kNumber, call, nullptr, "GNMT length penalty exponent"),
+        option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight"),
+    };
+    for (auto& o : map_options()) options.push_back(std::move(o));
+    return Contract{"translation", "", std::move(options), translation_fields(false)};
+  }();
+  return c;
+}
+
+const Contract& align_contract() {
+  static const Contract c{"translation", "align", map_options(), translation_fields(true)};
+  return c;
+}
+
 TranslationParams translation_params(const std::string& params_json) {
-  OptionReader o("translation options", params_json);
+  const OptionValues v = read_options(translation_contract(), OptionTime::kCall, "translation options", params_json);
   TranslationParams p;
-  p.num_beams = static_cast<int>(o.integer("num_beams", p.num_beams, 0, kMaxBeams));
-  p.max_new_tokens = static_cast<int>(o.integer("max_new_tokens", p.max_new_tokens, 0, kMaxNewTokensLimit));
-  if (o.has("alpha")) p.alpha = o.number("alpha", 0.0);
-  if (o.has("coverage_beta")) p.coverage_beta = o.number("coverage_beta", 0.0);
-  if (o.is_list("output_attentions")) {  // a list of kinds: only those maps come back
+  p.num_beams = static_cast<int>(v.integer("num_beams", p.num_beams));
+  p.max_new_tokens = static_cast<int>(v.integer("max_new_tokens", p.max_new_tokens));
+  if (v.has("alpha")) p.alpha = v.number("alpha", 0.0);
+  if (v.has("coverage_beta")) p.coverage_beta = v.number("coverage_beta", 0.0);
+  if (v.has("output_attentions") && v.raw("output_attentions").is_array()) {  // a list of kinds: only those maps
     p.output_attentions = true;
-    p.attention_selection.kinds = o.text_list("output_attentions");
+    for (const auto& k : v.raw("output_attentions")) p.attention_selection.kinds.push_back(k.get<std::string>());
   } else {
-    p.output_attentions = o.boolean("output_attentions", p.output_attentions);
+    p.output_attentions = v.boolean("output_attentions", p.output_attentions);
   }
-  p.attention_selection.head_mean = o.boolean("head_mean", p.attention_selection.head_mean);
-  p.copy_numbers = o.boolean("copy_numbers", p.copy_numbers);
-  p.alignment_method = o.text("alignment_method", p.alignment_method, {});
-  p.alignment_extraction = o.text("alignment_extraction", p.alignment_extraction, {});
-  p.alignment_layer = static_cast<int>(o.integer("alignment_layer", p.alignment_layer, -1, 1 << 20));
-  p.alignment_head = static_cast<int>(o.integer("alignment_head", p.alignment_head, -1, 1 << 20));
-  p.word_maps = o.boolean("word_maps", p.word_maps);
-  p.output_qk = o.boolean("output_qk", p.output_qk);
-  o.finish();
+  p.attention_selection.head_mean = v.boolean("head_mean", p.attention_selection.head_mean);
+  p.copy_numbers = v.boolean("copy_numbers", p.copy_numbers);
+  p.alignment_method = v.text("alignment_method", p.alignment_method);
+  p.alignment_extraction = v.text("alignment_extraction", p.alignment_extraction);
+  p.alignment_layer = static_cast<int>(v.integer("alignment_layer", p.alignment_layer));
+  p.alignment_head = static_cast<int>(v.integer("alignment_head", p.alignment_head));
+  p.word_maps = v.boolean("word_maps", p.word_maps);
+  p.output_qk = v.boolean("output_qk", p.output_qk);
   return p;
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "analysis/number_copy.h"
+#include "api/contract.h"
 #include "analysis/word_alignment.h"
 #include "common.h"
 #include "text/word_spans.h"
@@ -73,6 +74,11 @@ struct TranslationParams {
 // (0 … 64), max_new_tokens (0 … 65536), alpha, coverage_beta, output_attentions (true, false or a list of kinds),
 // head_mean, copy_numbers, alignment_method, alignment_extraction, alignment_layer / alignment_head (−1 …),
 // word_maps, output_qk. Absent keys keep the defaults above; translate()/align() check the values against the model.
+// The contracts (api/contract.h) of translate() and of align() (forced decoding of a given translation): their
+// options and result fields. translation_params reads the options of either as declared (align() ignores the
+// search options).
+const Contract& translation_contract();
+const Contract& align_contract();
 TranslationParams translation_params(const std::string& params_json);
 
 struct TranslationResult {

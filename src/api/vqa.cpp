@@ -19,11 +19,32 @@
 
 namespace attnlens::api {
 
+const Contract& vqa_contract() {
+  static const Contract c{
+      "visual-question-answering",
+      "",
+      {output_attentions_option("false: `attentions` comes back empty")},
+      {
+        {"answer", "string", "the most probable answer"},
+        {"score", "number", "its probability"},
+        {"answers", "string[]", "every answer the model knows (answers.txt order)"},
+        {"scores", "float32[]", "softmax over the logits, one per answer"},
+        {"logits", "float32[]", "the answer logits"},
+        {"tokens", "string[]", "the question's words as the model read them (unknown ones as '<unk>')"},
+        {"token_ids", "int32[]", "their vocabulary ids"},
+        {"unknown_words", "UnknownWord[]", "{word, position} of each word read as '<unk>' (position indexes tokens)"},
+        {"count", "number", "the count readout (sum of count_density)"},
+        {"where", "float32[]", "relation readout input: region-attention centroid shift in grid cells; empty if none"},
+        {"attention", "string", "'parallel-co-attention' or 'attention-over-attention'"},
+          {"attentions", "maps", "region_attention, word_attention, affinity or aoa_* maps, count_density"},
+      }};
+  return c;
+}
+
 VqaParams vqa_params(const std::string& params_json) {
-  OptionReader o("vqa options", params_json);
+  const OptionValues v = read_options(vqa_contract(), OptionTime::kCall, "vqa options", params_json);
   VqaParams p;
-  p.output_attentions = o.boolean("output_attentions", p.output_attentions);
-  o.finish();
+  p.output_attentions = v.boolean("output_attentions", p.output_attentions);
   return p;
 }
 

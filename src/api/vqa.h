@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "api/contract.h"
 #include "api/tensor.h"
 #include "trace/trace.h"
 
@@ -30,6 +31,8 @@ struct VqaParams {
   bool output_attentions = true;
 };
 // Parses {"output_attentions"} (unknown keys are an error) over the defaults.
+// The task's contract (api/contract.h): its options and result fields; vqa_params reads the options as declared.
+const Contract& vqa_contract();
 VqaParams vqa_params(const std::string& params_json);
 
 struct VqaResult {
@@ -43,6 +46,10 @@ struct VqaResult {
   struct UnknownWord {
     std::string word;
     std::size_t position = 0;  // index into tokens
+    template <class F>
+    void fields(F&& f) const {
+      f("word", word), f("position", position);
+    }
   };
   std::vector<UnknownWord> unknown_words;
   float count = 0;                    // the count readout (Σ count_density)
@@ -51,6 +58,13 @@ struct VqaResult {
   std::vector<float> where;
   std::string attention;              // "parallel-co-attention" or "attention-over-attention"
   AttentionTrace attentions;  // empty when output_attentions is false (models/vqa.h lists them)
+
+  template <class F>
+  void fields(F&& f) const {
+    f("answer", answer), f("score", score), f("answers", answers), f("scores", scores), f("logits", logits);
+    f("tokens", tokens), f("token_ids", token_ids), f("unknown_words", unknown_words), f("count", count);
+    f("where", where), f("attention", attention), f("attentions", attentions);
+  }
 };
 
 class VisualQA {

@@ -178,7 +178,7 @@ TEST_CASE("api: one option reader for every task's JSON options (api/options.h)"
   CHECK(tp.alignment_head == -1);
   CHECK(!attnlens::api::translation_params("{\"output_attentions\": false}").output_attentions);
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"num_beams\": 65}"),
-                       doctest::Contains("translation options: param 'num_beams' must be an integer in [0, 64]"),
+                       doctest::Contains("translation options: param 'num_beams' must be an integer in [1, 64]"),
                        attnlens::Error);
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"beams\": 2}"), doctest::Contains("unknown param 'beams'"),
                        attnlens::Error);

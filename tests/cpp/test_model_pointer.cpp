@@ -110,7 +110,7 @@ TEST_CASE("pointer-sort: engine forward equals PyTorch on the goldens (order, po
     check_close(f.encoder, golden_tensor(gst, key + "encoder"), key + "encoder");
     // Without the encoder maps only the pointer map is returned, and the result is the same.
     attnlens::api::PointerSortParams p;
-    p.encoder_attentions = false;
+    p.output_attentions = false;
     const auto r2 = sorter->sort(values, p);
     REQUIRE(r2.attentions.size() == 1);
     CHECK(r2.order == r.order);
@@ -168,10 +168,11 @@ TEST_CASE("pointer-sort: bad input is a clear Error") {
   CHECK(error_of([] { parse_number_list("1e999"); }).find("too large") != std::string::npos);
 
   using attnlens::api::pointer_sort_params;
-  CHECK(pointer_sort_params("").encoder_attentions);
-  CHECK_FALSE(pointer_sort_params("{\"encoder_attentions\": false}").encoder_attentions);
+  CHECK(pointer_sort_params("").output_attentions);
+  CHECK_FALSE(pointer_sort_params("{\"output_attentions\": false}").output_attentions);
+  CHECK_FALSE(pointer_sort_params("{\"encoder_attentions\": false}").output_attentions);  // the deprecated name
   CHECK(error_of([] { pointer_sort_params("{\"encoder_attentions\": 1}"); }).find("true or false") != std::string::npos);
-  CHECK(error_of([] { pointer_sort_params("{\"beams\": 1}"); }).find("unknown param 'beams' (known: encoder_attentions)") != std::string::npos);
+  CHECK(error_of([] { pointer_sort_params("{\"beams\": 1}"); }).find("unknown param 'beams' (known: encoder_attentions, output_attentions)") != std::string::npos);
   CHECK(error_of([] { pointer_sort_params("[1"); }).find("not valid JSON") != std::string::npos);
 }
 

@@ -36,14 +36,12 @@
 // num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe as describeValue, toWellFormed } from './input.js';
+import { checkBytes, describe as describeValue, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'image-to-text';
-const FACTORY_OPTIONS = [];
-const RUN_OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'allow_unk'];
-const ATTEND_OPTIONS = ['output_attentions'];
 const MAX_BROWSER_PIXELS = 16777216;
 const MAX_SIDE = 65536;
 
@@ -166,7 +164,9 @@ export async function toPixels(input) {
  *           encoder?: { config: object, configText: string, files: Record<string, Uint8Array> } }} bundle
  */
 export async function createCaptioningPipeline(bundle, options = {}) {
-  checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
+  const contract = contractOf(TASK);
+  const attendContract = contractOf(TASK, 'attend');
+  checkContractOptions(contract, options, 'creation', `${TASK} pipeline`);
   const vocabName = bundle.config.tokenizer?.vocab ?? 'vocab.txt';
   const weights = bundleWeights(bundle, 'captioning', { copyShared: false });
   const vocab = bundleFile(bundle, vocabName, 'captioning', { what: 'vocabulary', copyShared: false });
@@ -176,34 +176,15 @@ export async function createCaptioningPipeline(bundle, options = {}) {
   const engine = getModule().Captioner.fromBundles(configText(bundle), weights, { [vocabName]: vocab },
     enc.configText, enc.weights, String(bundle.name ?? ''));
 
-  const shape = (r, outputAttentions) => {
-    const out = {
-      text: r.text,
-      tokens: r.tokens,
-      token_ids: r.tokenIds,
-      attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined),
-      betas: r.betas,
-      finished: r.finished,
-      score: r.score,
-      num_beams: r.numBeams,
-    };
-    if (r.tokenLogprobs) {
-      out.token_logprobs = r.tokenLogprobs;
-      out.unknown_words = r.unknownWords;
-      out.forced = true;
-    }
-    return out;
-  };
+  // The engine's result (fields as src/api/captioning.h declares them) with its maps wrapped.
+  const shape = (r, outputAttentions, forced = false) => ({
+    ...r, attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined), ...(forced ? { forced } : {}),
+  });
 
   const call = async (live, input, runOptions = {}) => {
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    const params = {};
-    if (o.num_beams !== undefined) params.num_beams = checkInt(o.num_beams, 'num_beams', 1, 64);
-    if (o.max_new_tokens !== undefined) params.max_new_tokens = checkInt(o.max_new_tokens, 'max_new_tokens', 1, 1000);
-    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-    params.output_attentions = outputAttentions;
-    params.allow_unk = checkBool(o.allow_unk, 'allow_unk') ?? false;
-    const paramsJson = JSON.stringify(params);
+    const params = checkContractOptions(contract, runOptions, 'call', TASK);
+    const outputAttentions = params.output_attentions ?? true;
+    const paramsJson = engineJson(contract, params);
     if (Array.isArray(input)) {
       // One engine call for the list: the images are shared among the engine's threads (the threaded module).
       const images = [];
@@ -220,12 +201,10 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       if (typeof text !== 'string') {
         throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
       }
-      const o = checkOptions(attendOptions, ATTEND_OPTIONS, `${TASK} attend`);
-      const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
-      const paramsJson = JSON.stringify({ output_attentions: outputAttentions });
+      const o = checkContractOptions(attendContract, attendOptions, 'call', `${TASK} attend`);
       const px = await toPixels(input);
-      return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text), paramsJson),
-        outputAttentions);
+      return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text),
+        engineJson(attendContract, o)), o.output_attentions ?? true, true);
     },
     /** Lower level, for benchmarks: RGBA pixels → grid Float32Array [g·g·D] (g = s/32: 11 at flickr8k-mobilenet's 352×352 input, 7 at 224×224;
      * D = 1280 + the bundle's cell channels; copies the image into the heap). */
@@ -237,7 +216,8 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       return live().encode(p.data, p.width, p.height, p.channels);
     },
     /** Grid (from encode) → the caption object of the engine, for benchmarks. */
-    captionGrid: (live, grid, opts = {}) => live().captionGrid(grid, gridSide, gridSide, JSON.stringify(opts)),
+    captionGrid: (live, grid, opts = {}) => live().captionGrid(grid, gridSide, gridSide,
+      engineJson(contract, checkContractOptions(contract, opts, 'call', `${TASK} captionGrid`))),
   };
   return createPipeline({
     task: TASK, bundle, engine, call, methods,

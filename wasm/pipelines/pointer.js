@@ -15,14 +15,15 @@
 // item that is not a decimal number ("abc"), is a TypeError naming it; NaN, ±Infinity, an empty list and more than
 // maxLength numbers are RangeErrors. Equal numbers keep their input order. The model is trained on 1–10 numbers
 // and is less accurate on longer lists: the output is always a permutation of the input, and `sorted_ok` says
-// whether it is sorted. Run option: encoder_attentions (default true; false keeps only the 'pointer' map).
+// whether it is sorted. Run option: output_attentions (default true; false keeps only the 'pointer' map; the
+// deprecated name encoder_attentions is still read).
 import { getModule } from '../core.js';
-import { checkBool, checkOptions, describe, isDetached } from './input.js';
+import { describe, isDetached } from './input.js';
 import { bundleWeights, configText, createPipeline } from './base.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'number-sorting';
-const RUN_OPTIONS = ['encoder_attentions'];
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 const show = (s) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
@@ -73,25 +74,16 @@ export function parseNumbers(input, maxLength) {
  * @param {object} [options] none yet
  */
 export async function createPointerSortPipeline(bundle, options = {}) {
-  checkOptions(options, [], `${TASK} pipeline`);
+  const contract = contractOf(TASK);
+  checkContractOptions(contract, options, 'creation', `${TASK} pipeline`);
   const engine = getModule().PointerSorter.fromBundle(configText(bundle), bundleWeights(bundle, TASK),
     String(bundle.name ?? ''));
   const maxLength = engine.maxLength();
 
   const call = async (live, input, runOptions = {}) => {
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    const encoderAttentions = checkBool(o.encoder_attentions, 'encoder_attentions') ?? true;
-    const values = parseNumbers(input, maxLength);
-    const r = live().sort(Float64Array.from(values), JSON.stringify({ encoder_attentions: encoderAttentions }));
-    return {
-      values,
-      sorted: Array.from(r.sorted),
-      order: Array.from(r.order),
-      sorted_ok: r.sortedOk,
-      step_probabilities: r.stepProbabilities,
-      inputs: r.inputs,
-      attentions: new AttentionMaps(r.attentions),
-    };
+    const params = engineJson(contract, checkContractOptions(contract, runOptions, 'call', TASK));
+    const r = live().sort(Float64Array.from(parseNumbers(input, maxLength)), params);
+    return { ...r, attentions: new AttentionMaps(r.attentions) };
   };
   return createPipeline({ task: TASK, bundle, engine, call, fields: () => ({ maxLength }) });
 }

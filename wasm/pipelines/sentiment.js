@@ -19,29 +19,27 @@
 // Attention: 'self-attention' dims [hops, T] (sst2-selfattn), 'pair-attention' dims [T, T] (sst2-relation); every
 // row sums to 1.
 import { getModule } from '../core.js';
-import { checkBool, checkBytes, checkInt, checkOptions, describe, toWellFormed } from './input.js';
+import { checkBytes, describe, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'sentiment-analysis';
-const FACTORY_OPTIONS = ['max_tokens'];
-const RUN_OPTIONS = ['output_attentions'];
 
 /**
  * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ max_tokens?: number }} [options]
  */
 export async function createSentimentPipeline(bundle, options = {}) {
-  const opts = checkOptions(options, FACTORY_OPTIONS, `${TASK} pipeline`);
-  const params = {};
-  if (opts.max_tokens !== undefined) params.max_tokens = checkInt(opts.max_tokens, 'max_tokens', 1, 1024);
+  const contract = contractOf(TASK);
+  const params = checkContractOptions(contract, options, 'creation', `${TASK} pipeline`);
   const vocabName = bundle.config.tokenizer?.vocab;
   if (typeof vocabName !== 'string') {
     throw new Error(`attnlens: sentiment model ${bundle.name}: config.json has no tokenizer.vocab file`);
   }
   const files = { [vocabName]: bundleFile(bundle, vocabName, 'sentiment', { text: true }) };
   const engine = getModule().SentimentClassifier.fromBundle(configText(bundle), bundleWeights(bundle, 'sentiment'),
-    files, JSON.stringify(params), String(bundle.name ?? ''));
+    files, engineJson(contract, params), String(bundle.name ?? ''));
   const labels = engine.labels();
 
   const textOf = (input, what) => {
@@ -50,21 +48,14 @@ export async function createSentimentPipeline(bundle, options = {}) {
     }
     return typeof input === 'string' ? toWellFormed(input) : checkBytes(input, `the ${what}`);
   };
+  // The engine's result (fields as src/api/sentiment.h declares them), its maps wrapped, plus the labels.
   const shape = (r, outputAttentions) => ({
-    label: r.label,
-    score: r.score,
-    tokens: r.tokens,
-    attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined),
-    probabilities: r.probabilities,
-    labels: [...labels],
-    ids: r.ids,
-    truncated: r.truncated,
-    num_input_tokens: r.numInputTokens,
+    ...r, attentions: new AttentionMaps(outputAttentions ? r.attentions : undefined), labels: [...labels],
   });
 
   const call = async (live, input, runOptions = {}) => {
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    const outputAttentions = checkBool(o.output_attentions, 'output_attentions') ?? true;
+    const o = checkContractOptions(contract, runOptions, 'call', TASK);
+    const outputAttentions = o.output_attentions ?? true;
     if (Array.isArray(input)) {
       // One engine call for the list: shared among the engine's threads (the threaded module).
       const texts = input.map((x, i) => textOf(x, `${TASK} input [${i}]`));

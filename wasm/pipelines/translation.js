@@ -80,62 +80,24 @@
 // ±Infinity, not an integer or out of its range a RangeError; each message names the option (input.js).
 import { getModule } from '../core.js';
 import {
-  checkBool, checkFinite, checkInt, checkOptions, describe, prepareSource, restoreCase, splitSentences, toWellFormed,
+  describe, prepareSource, restoreCase, splitSentences, toWellFormed,
 } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'translation';
-const OPTIONS = ['num_beams', 'max_new_tokens', 'output_attentions', 'alpha', 'coverage_beta', 'alignment_method',
-  'alignment_extraction', 'alignment_layer', 'alignment_head', 'word_maps', 'output_qk', 'copy_numbers', 'head_mean', 'restore_case'];
-
-// The options the engine reads (api::translation_params), as the JSON it takes: the same names; restore_case is
-// applied here, and the search options go only where a search runs (align() has none).
-const SEARCH_OPTIONS = ['num_beams', 'max_new_tokens', 'alpha', 'coverage_beta'];
-const MAP_OPTIONS = ['output_attentions', 'head_mean', 'copy_numbers', 'alignment_method', 'alignment_extraction',
-  'alignment_layer', 'alignment_head', 'word_maps', 'output_qk'];
+// The options, as src/api/translation.cpp declares them (contract.js): the engine reads the declared engine
+// options (api::translation_params); restore_case is applied here, and align() takes only the map options (the
+// search options given to it, or to the pipeline, are accepted and do not apply).
+const contract = () => contractOf(TASK);
+const alignContract = () => contractOf(TASK, 'align');
 function engineOptions(o, search) {
-  const keys = search ? [...SEARCH_OPTIONS, ...MAP_OPTIONS] : MAP_OPTIONS;
-  return JSON.stringify(Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])));
+  return engineJson(search ? contract() : alignContract(), o);
 }
 
 function checkTranslationOptions(options, where) {
-  const o = checkOptions(options, OPTIONS, where);
-  checkInt(o.num_beams, 'num_beams', 1, 64);
-  checkInt(o.max_new_tokens, 'max_new_tokens', 1, 65536);
-  checkFinite(o.alpha, 'alpha');
-  checkFinite(o.coverage_beta, 'coverage_beta');
-  const KINDS = ['encoder_self', 'decoder_self', 'cross'];
-  const kindsMessage = `attnlens: output_attentions must be true, false or a non-empty list of ${KINDS.map((k) => `'${k}'`).join(', ')}`;
-  if (Array.isArray(o.output_attentions)) {
-    // A list of kinds: only those maps come back.
-    const bad = o.output_attentions.filter((k) => !KINDS.includes(k));
-    if (bad.length > 0 || o.output_attentions.length === 0) {
-      throw new TypeError(`${kindsMessage}${bad.length > 0 ? `, got ${JSON.stringify(bad[0])}` : ''}`);
-    }
-  } else if (typeof o.output_attentions === 'string') {
-    // One kind written without its list ('cross'): say how to ask for it rather than "must be a boolean".
-    throw new TypeError(`${kindsMessage}, got the string ${JSON.stringify(o.output_attentions)}` +
-      (KINDS.includes(o.output_attentions) ? ` (for only those maps: ['${o.output_attentions}'])` : ''));
-  } else {
-    checkBool(o.output_attentions, 'output_attentions');
-  }
-  checkBool(o.head_mean, 'head_mean');
-  checkBool(o.word_maps, 'word_maps');
-  checkBool(o.output_qk, 'output_qk');
-  checkBool(o.copy_numbers, 'copy_numbers');
-  checkBool(o.restore_case, 'restore_case');
-  const oneOf = (name, values) => {
-    if (o[name] !== undefined && !values.includes(o[name])) {
-      throw new TypeError(`attnlens: ${name} must be one of ${values.map((v) => `'${v}'`).join(', ')}, ` +
-        `got ${JSON.stringify(o[name])}`);
-    }
-  };
-  oneOf('alignment_method', ['head', 'layer-mean']);
-  oneOf('alignment_extraction', ['argmax', 'gdfa']);
-  checkInt(o.alignment_layer, 'alignment_layer', 0, 1023);
-  checkInt(o.alignment_head, 'alignment_head', 0, 1023);
-  return o;
+  return checkContractOptions(contract(), options, 'call', where);
 }
 
 // UTF-8 byte offsets (the engine's) → string indices of `text`, as Embind encodes a JS string: a lone surrogate
@@ -261,6 +223,36 @@ function combine(sentences, dropped) {
   return out;
 }
 
+// The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
+// srcBase / tgtBase are added to the mapped word indices.
+function shape(r, src, srcBase, tgt, tgtBase, extra = {}) {
+  const out = {
+    text: r.text,
+    source_tokens: r.sourceTokens,
+    target_tokens: r.targetTokens,
+    attentions: new AttentionMaps(r.attentions),
+    source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
+    target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
+    alignment: r.alignment,
+    alignment_method: r.alignmentMethod,
+    alignment_map: { dims: [r.targetWords.length, r.sourceWords.length], data: r.alignmentMap },
+    truncated: r.truncated,
+    source_ids: r.sourceIds,
+    target_ids: r.targetIds,
+    score: r.score,
+    num_beams: r.numBeams,
+    ...extra,
+  };
+  if (r.wordAttentions.index.length > 0) out.word_attentions = new AttentionMaps(r.wordAttentions);
+  if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
+  if (r.qk.index.length > 0) out.qk = new AttentionMaps(r.qk);
+  if (r.numberCopies?.length > 0) {
+    out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
+      model: c.model, text: c.text, weight: c.weight }));
+  }
+  return out;
+}
+
 /**
  * @param {{ name: string, config: object, configText?: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ num_beams?: number, max_new_tokens?: number, output_attentions?: boolean, alpha?: number,
@@ -299,7 +291,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
     const cased = restoreCase(src.text, pieces);
     return { src: cased === src.text ? src : { ...src, text: cased }, recased: cased !== src.text };
   };
-
 
   // Which sentences of one input the engine translates. Several sentences share the model's positions: whole
   // sentences are taken, in order, while their source pieces (each with its '</s>') add up to at most
@@ -351,36 +342,6 @@ export async function createTranslationPipeline(bundle, options = {}) {
       return assemble(p, mine);
     });
   };
-  // The engine's result as the package's object. src / tgt: prepareSource() maps of the texts the engine saw;
-  // srcBase / tgtBase are added to the mapped word indices.
-  const shape = (r, src, srcBase, tgt, tgtBase, extra = {}) => {
-    const out = {
-      text: r.text,
-      source_tokens: r.sourceTokens,
-      target_tokens: r.targetTokens,
-      attentions: new AttentionMaps(r.attentions),
-      source_words: wordsOf(r.sourceWords, src.text).map((w) => mapWord(w, src, srcBase)),
-      target_words: wordsOf(r.targetWords, tgt.text).map((w) => mapWord(w, tgt, tgtBase)),
-      alignment: r.alignment,
-      alignment_method: r.alignmentMethod,
-      alignment_map: { dims: [r.targetWords.length, r.sourceWords.length], data: r.alignmentMap },
-      truncated: r.truncated,
-      source_ids: r.sourceIds,
-      target_ids: r.targetIds,
-      score: r.score,
-      num_beams: r.numBeams,
-      ...extra,
-    };
-    if (r.wordAttentions.index.length > 0) out.word_attentions = new AttentionMaps(r.wordAttentions);
-    if (r.tokenLogprobs.length > 0) out.token_logprobs = r.tokenLogprobs;
-    if (r.qk.index.length > 0) out.qk = new AttentionMaps(r.qk);
-    if (r.numberCopies?.length > 0) {
-      out.number_copies = r.numberCopies.map((c) => ({ source_number: c.sourceNumber, target_word: c.targetWord,
-        model: c.model, text: c.text, weight: c.weight }));
-    }
-    return out;
-  };
-
   const call = async (live, input, runOptions = {}) => {
     const o = { ...defaults, ...checkTranslationOptions(runOptions, TASK) };
     if (Array.isArray(input)) return translateAll(live(), input, o, (i) => `translation input [${i}]`);

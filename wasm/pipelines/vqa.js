@@ -17,16 +17,17 @@
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
 import { getModule } from '../core.js';
-import { checkBool, checkOptions, describe, toWellFormed } from './input.js';
+import { describe, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
 import { toPixels } from './captioning.js';
+import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'visual-question-answering';
-const RUN_OPTIONS = ['output_attentions'];
 
 export async function createVqaPipeline(bundle, options = {}) {
-  checkOptions(options, [], `${TASK} pipeline`);
+  const contract = contractOf(TASK);
+  checkContractOptions(contract, options, 'creation', `${TASK} pipeline`);
   const config = bundle.config;
   const need = (name, what) => bundleFile(bundle, name, TASK, { what, copyShared: false });
   const vocabName = config.tokenizer?.vocab ?? 'vocab.txt';
@@ -37,30 +38,14 @@ export async function createVqaPipeline(bundle, options = {}) {
   const engine = getModule().VisualQA.fromBundles(configText(bundle), weights, files, enc.configText, enc.weights,
     String(bundle.name ?? ''));
 
-  const paramsOf = (runOptions) => {
-    const o = checkOptions(runOptions, RUN_OPTIONS, TASK);
-    return JSON.stringify({ output_attentions: checkBool(o.output_attentions, 'output_attentions') ?? true });
-  };
+  const paramsOf = (runOptions) => engineJson(contract, checkContractOptions(contract, runOptions, 'call', TASK));
   const questionOf = (question) => {
     if (typeof question !== 'string') {
       throw new TypeError(`attnlens: ${TASK}: the question must be a string, got ${describe(question)}`);
     }
     return toWellFormed(question);
   };
-  const shape = (r) => ({
-    answer: r.answer,
-    score: r.score,
-    answers: r.answers,
-    scores: r.scores,
-    logits: r.logits,
-    tokens: r.tokens,
-    token_ids: r.tokenIds,
-    unknown_words: r.unknownWords,
-    count: r.count,
-    where: r.where,
-    attention: r.attention,
-    attentions: new AttentionMaps(r.attentions),
-  });
+  const shape = (r) => ({ ...r, attentions: new AttentionMaps(r.attentions) });
   const call = async (live, image, question, runOptions = {}) => {
     const q = questionOf(question);
     const params = paramsOf(runOptions);

@@ -1,0 +1,148 @@
+// Each task's contract, declared once: its options (name, kind, range or allowed values, default, when it is given,
+// one doc line) and its result fields (name as the package publishes it, kind, one doc line). Every task's API file
+// declares its own (sentiment_contract() in api/sentiment.cpp, …); from that one declaration
+//   - the engine reads its options (read_options(): kinds and ranges checked as declared, so they are the same in
+//     C++, JS and the CLI by construction),
+//   - the WASM module exports every contract as JSON (contracts_json(); wasm/pipelines/contract.js checks a
+//     caller's options against it, tests/node/contract.test.mjs checks wasm/index.d.ts against it),
+//   - the CLI builds each subcommand's flags and help (--num-beams ↔ num_beams).
+// A result struct lists its fields once, in a member template `fields(f)` calling f("name", member) for each; the
+// WASM binding's converter and the CLI's JSON writer both walk it, and a test checks its names against the
+// declaration.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnlens::api {
+
+enum class OptionKind {
+  kInteger,         // an integer in [lo, hi]
+  kNumber,          // a finite number
+  kBoolean,         // true or false
+  kEnum,            // one of `values`
+  kBooleanOrKinds,  // true, false, or a non-empty list of `values` (only those maps)
+};
+
+enum class OptionTime { kCreation, kCall };  // given to pipeline() / to each call
+
+struct OptionSpec {
+  std::string name;  // snake_case, as JS, JSON and the CLI (--kebab-case) spell it
+  OptionKind kind = OptionKind::kBoolean;
+  OptionTime given = OptionTime::kCall;
+  long long lo = 0, hi = 0;         // kInteger
+  std::vector<std::string> values;  // kEnum, kBooleanOrKinds
+  nlohmann::json fallback;          // the default; null: the model's default (`doc` says which)
+  std::string doc;                  // one line
+  std::string alias;                // a deprecated old name, accepted too ("" when none)
+  bool engine = true;               // false: only the JS package reads it (e.g. how results are shaped)
+
+  OptionSpec with_alias(std::string old_name) const {
+    OptionSpec s = *this;
+    s.alias = std::move(old_name);
+    return s;
+  }
+  OptionSpec package_only() const {
+    OptionSpec s = *this;
+    s.engine = false;
+    return s;
+  }
+};
+
+struct FieldSpec {
+  std::string name;  // as the package publishes it (snake_case)
+  std::string kind;  // "string", "integer", "number", "boolean", "string[]", "int32[]", "float32[]", "float64[]",
+                     // "maps", or "<Name>[]" for a list of small records
+  std::string doc;
+  bool engine = true;  // false: added by the JS package (e.g. `labels`), not a field of the C++ result struct
+};
+
+struct Contract {
+  std::string task;   // the pipeline's task name
+  std::string entry;  // "" for the pipeline call itself, else the method (e.g. "align", "attend")
+  std::vector<OptionSpec> options;
+  std::vector<FieldSpec> result;
+
+  const OptionSpec& option(const std::string& name) const;
+};
+
+// Declaration helpers (a task's contract is a list of these).
+inline OptionSpec integer_option(std::string name, OptionTime given, long long lo, long long hi, nlohmann::json fallback,
+                                 std::string doc) {
+  OptionSpec s;
+  s.name = std::move(name), s.kind = OptionKind::kInteger, s.given = given, s.lo = lo, s.hi = hi;
+  s.fallback = std::move(fallback), s.doc = std::move(doc);
+  return s;
+}
+inline OptionSpec option(std::string name, OptionKind kind, OptionTime given, nlohmann::json fallback, std::string doc,
+                         std::vector<std::string> values = {}) {
+  OptionSpec s;
+  s.name = std::move(name), s.kind = kind, s.given = given, s.values = std::move(values);
+  s.fallback = std::move(fallback), s.doc = std::move(doc);
+  return s;
+}
+
+// output_attentions, as every task has it: a boolean given per call, default true; `doc` says what false does.
+inline OptionSpec output_attentions_option(std::string doc) {
+  return option("output_attentions", OptionKind::kBoolean, OptionTime::kCall, true, std::move(doc));
+}
+
+// One option's value, read and checked as declared (nlohmann::json; null when absent).
+class OptionValues {
+ public:
+  explicit OptionValues(nlohmann::json values) : values_(std::move(values)) {}
+  bool has(const std::string& name) const { return values_.contains(name) && !values_[name].is_null(); }
+  long long integer(const std::string& name, long long fallback) const;
+  double number(const std::string& name, double fallback) const;
+  bool boolean(const std::string& name, bool fallback) const;
+  std::string text(const std::string& name, const std::string& fallback) const;
+  const nlohmann::json& raw(const std::string& name) const { return values_.at(name); }
+
+ private:
+  nlohmann::json values_;
+};
+
+// Reads `params_json` (a JSON object; "" for none) against the contract's options given at `given` that the
+// engine reads: each value's kind and range checked as declared, a deprecated alias read as its option, any other
+// key an error. Errors are attnlens::Error starting with `what` and naming the key (api/options.h's wording).
+OptionValues read_options(const Contract& contract, OptionTime given, const std::string& what,
+                          const std::string& params_json);
+
+// Every task's contract (the entries of sentiment_contract(), …), and all of them as JSON text:
+// [{task, entry, options: [{name, kind, given, min?, max?, values?, default, doc, alias?, engine}],
+//   result: [{name, kind, doc, engine}]}].
+const std::vector<const Contract*>& contracts();
+std::string contracts_json();
+// One task's contract; Error naming the known ones when there is none.
+const Contract& contract_of(const std::string& task, const std::string& entry = "");
+
+// Whether T lists its fields (a member template fields(f)), and whether it is a std::vector: what the converters
+// of results (the WASM binding's to_js, the CLI's to_json) dispatch on.
+struct FieldProbe {
+  template <class V>
+  void operator()(const char*, const V&) const {}
+};
+template <class T, class = void>
+struct has_fields : std::false_type {};
+template <class T>
+struct has_fields<T, std::void_t<decltype(std::declval<const T&>().fields(FieldProbe{}))>> : std::true_type {};
+template <class T>
+struct is_vector : std::false_type {};
+template <class E, class A>
+struct is_vector<std::vector<E, A>> : std::true_type {};
+template <class T>
+inline constexpr bool kUnknownFieldType = false;  // for a static_assert naming an unconverted field type
+
+// The field names a result struct visits (fields(f)), for checking them against the declaration.
+template <class Result>
+std::vector<std::string> field_names(const Result& r) {
+  std::vector<std::string> names;
+  r.fields([&](const char* name, const auto&) { names.emplace_back(name); });
+  return names;
+}
+
+}  // namespace attnlens::api
