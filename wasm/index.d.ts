@@ -174,8 +174,8 @@ export interface AttentionCatalogue {
   /** A = softmax(W_s2 tanh(W_s1 Hᵀ)),  M = A H,  P = ‖A Aᵀ − I‖²_F (Lin et al. 2017).
    *  inputs: h[T,d_h], w_s1[d_a,d_h], w_s2[r,d_a]; optional: key_keep[T] → a[r,T], m[r,d_h], penalty[1]; params: {} */
   structuredSelfAttention(inputs: Tensors, params?: Params): Tensors;
-  /** A_i· = softmax_j σ(tanh(w_gᵀ[x_i;x_j] + b_g)),  r_i = Σ_j A_ij f([x_i;x_j]),  s = mean_i r_i (Kim 2018 (seed 003); Santoro et al. 2017).
-   *  inputs: x[T,d], w_f1[d_f,2d], w_f2[d_f,d_f], w_g[2d]; optional: b_f1[d_f], b_f2[d_f], b_g[1] → a[T,T], word[T,d_f], sentence[d_f]; params: {} */
+  /** A_i· = softmax_j σ(g_ij), g_ij = tanh(w_gᵀ[x_i;x_j] + b_g) or w_a2ᵀ tanh(W_a1[x_i;x_j] + b_a1) + b_a2,  r_i = Σ_j A_ij f([x_i;x_j]),  s = mean_i r_i (Kim 2018 (seed 003); Santoro et al. 2017).
+   *  inputs: x[T,d], w_f1[d_f,2d], w_f2[d_f,d_f]; optional: b_f1[d_f], b_f2[d_f], w_g[2d], b_g[1], w_a1[d_a,2d], b_a1[d_a], w_a2[d_a], b_a2[1] (one score: w_g, or w_a1 and w_a2) → a[T,T], word[T,d_f], sentence[d_f]; params: {} */
   relationSelfAttention(inputs: Tensors, params?: Params): Tensors;
   /** C = tanh(Qᵀ W_b V);  H_v = tanh(W_v V + (W_q Q) C);  a_v = softmax(w_hvᵀ H_v)  (and for Q) (Lu et al. 2016).
    *  inputs: v[N,d], q[T,d], w_b[d,d], w_v[k,d], w_q[k,d], w_hv[k], w_hq[k] → affinity[T,N], a_v[N], a_q[T], v_hat[d], q_hat[d]; params: {} */

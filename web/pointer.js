@@ -34,7 +34,7 @@ export function setupPointer() {
     const id = ++runId;
     ui.busy(`Sorting with ${MODEL}…`);
     try {
-      const { output: out, ms } = await runTask(ui, TASK, MODEL, text, { encoder_attentions: false });
+      const { output: out, ms } = await runTask(ui, TASK, MODEL, text, { output_attentions: false });
       if (id !== runId) return;
       const n = out.values.length;
       const map = out.attentions.find((m) => m.name === 'pointer');

@@ -1,5 +1,5 @@
 // One reader for the options every task takes as a JSON object (the JS layer passes its option objects through as
-// JSON): the catalogue ops' params (ops.cpp), the MultiHeadKvCache, captioning and sentiment options. Each getter
+// JSON): the catalogue ops' params (ops_adapters.cpp), the MultiHeadKvCache, captioning and sentiment options. Each getter
 // reads one key with its type and range checked, falling back to the caller's default when the key is absent (or
 // null); finish() rejects any key no getter asked for. Every error is an attnlens::Error that starts with `what`
 // (the op or the task: "caption options", "score_dot") and names the key and the value it got.
