@@ -98,13 +98,29 @@ export async function resolveModelUrl(model, options = {}) {
   return new URL(withSlash, new URL(base, pageBase));
 }
 
+// A file that is not there (ENOENT, HTTP 404/410): loadBundle() marks a missing config.json as a missing bundle, which
+// pipeline() turns into a message about the model name (missingBundleUrl()).
+const NOT_FOUND = Symbol('attnlens.notFound');
+const MISSING_BUNDLE = Symbol('attnlens.missingBundle');
+function notFound(message) {
+  const err = new Error(message);
+  err[NOT_FOUND] = true;
+  return err;
+}
+
+/** The folder URL of a bundle that loadBundle() found no config.json in, when `err` says so; else undefined. */
+export function missingBundleUrl(err) {
+  return err !== null && typeof err === 'object' ? err[MISSING_BUNDLE] : undefined;
+}
+
 async function readNodeFile(url) {
   const fsName = 'node:fs/promises';
   const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsName);
   try {
     return new Uint8Array(await readFile(url));
   } catch (err) {
-    throw new Error(`attnlens: cannot read model file ${url.pathname} (${err.code ?? err.message})`);
+    const message = `attnlens: cannot read model file ${url.pathname} (${err.code ?? err.message})`;
+    throw err.code === 'ENOENT' ? notFound(message) : new Error(message);
   }
 }
 
@@ -185,7 +201,8 @@ async function fetchFile(url, { cache, options, onChunk, onTotal, skipCache = fa
     throw new Error(`attnlens: fetching ${url.href} failed (${err.message}); check the model name and env.modelBaseUrl`);
   }
   if (!response.ok) {
-    throw new Error(`attnlens: fetching ${url.href} failed with HTTP ${response.status}; check the model name and env.modelBaseUrl`);
+    const message = `attnlens: fetching ${url.href} failed with HTTP ${response.status}; check the model name and env.modelBaseUrl`;
+    throw response.status === 404 || response.status === 410 ? notFound(message) : new Error(message);
   }
   const n = Number(response.headers.get('content-length')) || 0;
   if (n) onTotal(n);
@@ -276,8 +293,10 @@ async function checkAgainst(file, bytes, entry) {
 }
 
 // Reads manifest.json: from the cache first (unless `fresh`), else from the folder or server. Returns
-// { manifest, bytes, source } or null when the bundle has none (or, offline, none can be had: then with a warning).
-async function fetchManifest(baseUrl, { name, cache, options, fresh = false }) {
+// { manifest, bytes, source } or null when the bundle has none (or, offline, none can be had: then with a warning,
+// passed to `warn(key, message)`: loadBundle() gives it only once config.json is there, so that a folder holding no
+// bundle at all is one error, not a warning about its manifest first).
+async function fetchManifest(baseUrl, { name, cache, options, warn, fresh = false }) {
   const url = new URL(MANIFEST, baseUrl);
   const noCheck = 'its files are loaded without a SHA-256 check (see "Verified model files" in the attnlens README)';
   if (url.protocol === 'file:') {
@@ -289,7 +308,7 @@ async function fetchManifest(baseUrl, { name, cache, options, fresh = false }) {
       bytes = new Uint8Array(await readFile(url));
     } catch (err) {
       if (err.code === 'ENOENT') {
-        warnOnce(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
+        warn(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
         return null;
       }
       throw new Error(`attnlens: cannot read model file ${url.pathname} (${err.code ?? err.message})`);
@@ -314,7 +333,7 @@ async function fetchManifest(baseUrl, { name, cache, options, fresh = false }) {
   }
   if (options.local_files_only || !env.allowRemoteModels) {
     if (fresh) return null;
-    warnOnce(`local:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} is not in the local cache: ${noCheck}`);
+    warn(`local:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} is not in the local cache: ${noCheck}`);
     return null;
   }
   let response;
@@ -322,11 +341,11 @@ async function fetchManifest(baseUrl, { name, cache, options, fresh = false }) {
     response = await fetch(url.href, fresh ? { cache: 'reload' } : undefined);
   } catch (err) {
     if (fresh) return null;
-    warnOnce(`offline:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} could not be fetched (${err.message}): ${noCheck}`);
+    warn(`offline:${baseUrl.href}`, `attnlens: model ${name}: ${MANIFEST} could not be fetched (${err.message}): ${noCheck}`);
     return null;
   }
   if (response.status === 404 || response.status === 410) {
-    if (!fresh) warnOnce(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
+    if (!fresh) warn(`none:${baseUrl.href}`, `attnlens: model ${name} has no ${MANIFEST}: ${noCheck}`);
     return null;
   }
   if (!response.ok) {
@@ -408,7 +427,11 @@ export async function loadBundle(model, options = {}) {
       return got.bytes;
     };
     const noHooks = { reset() {}, onChunk() {}, onTotal() {} };
-    const configBytes = await getFile('config.json', noHooks);
+    const configBytes = await getFile('config.json', noHooks).catch((err) => {
+      if (err[NOT_FOUND]) err[MISSING_BUNDLE] = baseUrl.href;
+      throw err;
+    });
+    for (const [key, message] of warnings.splice(0)) warnOnce(key, message);
     const configText = new TextDecoder('utf-8', { fatal: false }).decode(configBytes);
     let config;
     try {
@@ -438,13 +461,15 @@ export async function loadBundle(model, options = {}) {
     return { config, configText, files };
   };
 
-  const manifestInfo = await fetchManifest(baseUrl, { name, cache, options });
+  const warnings = [];
+  const warn = (key, message) => warnings.push([key, message]);
+  const manifestInfo = await fetchManifest(baseUrl, { name, cache, options, warn });
   let result;
   try {
     result = await onePass(manifestInfo);
   } catch (err) {
     if (!err[MISMATCH] || manifestInfo?.source !== 'cache') throw err;
-    const fresh = await fetchManifest(baseUrl, { name, cache, options, fresh: true });
+    const fresh = await fetchManifest(baseUrl, { name, cache, options, warn, fresh: true });
     const same = fresh && fresh.bytes.length === manifestInfo.bytes.length && fresh.bytes.every((b, i) => b === manifestInfo.bytes[i]);
     if (!fresh || same) throw err;
     result = await onePass(fresh);

@@ -7,7 +7,7 @@
 // This file only resolves the task and the bundle; each task lives in wasm/pipelines/<task>.js, loaded on first use
 // (a static import() string, so bundlers split it out), and turns the bundle's bytes into an engine object.
 import { init } from './core.js';
-import { loadBundle, env, withPrecision } from './models.js';
+import { loadBundle, env, withPrecision, missingBundleUrl } from './models.js';
 
 const PACKAGE_MODELS = new URL('../models/', import.meta.url).href;
 const isDefaultBase = (options) => (options.model_base_url ?? env.modelBaseUrl) === PACKAGE_MODELS;
@@ -60,7 +60,9 @@ export async function pipeline(task, model, options = {}) {
   const name = ALIASES[task] ?? task;
   const spec = TASKS[name];
   if (!spec) {
-    throw new Error(`attnlens: unknown task "${task}"; expected one of: ${Object.keys(TASKS).join(', ')}`);
+    const near = closest(task, [...Object.keys(TASKS), ...Object.keys(ALIASES)]);
+    throw new Error(`attnlens: unknown task "${task}"${near.length ? `; did you mean ${quoteList(near)}?` : '.'} ` +
+      `The tasks: ${Object.keys(TASKS).join(', ')} (aliases: ${Object.keys(ALIASES).join(', ')})`);
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('attnlens: pipeline options must be an object');
@@ -79,12 +81,7 @@ export async function pipeline(task, model, options = {}) {
   loadFactory.catch(() => {}); // reported below, after the bundle's own checks
   const modelName = model ?? spec.defaultModel;
   const bundle = await loadBundle(modelName, options).catch((err) => {
-    if (typeof modelName === 'string' && spec.notPackaged?.includes(modelName) && isDefaultBase(options)) {
-      throw new Error(`attnlens: model "${modelName}" is not shipped in the npm package (it keeps the package small); ` +
-        `copy models/${modelName}/ from the attnlens repository and point env.modelBaseUrl (or the model_base_url option) ` +
-        `at the folder that holds it (${err.message})`, { cause: err });
-    }
-    throw err;
+    throw modelNotFound(name, modelName, options, err) ?? err;
   });
   if (typeof bundle.config.task === 'string' && bundle.config.task !== name) {
     throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${name}`);
@@ -92,6 +89,60 @@ export async function pipeline(task, model, options = {}) {
   const factory = await loadFactory;
   return serialised(await factory(withPrecision(bundle, options.precision), factoryOptions));
 }
+
+/**
+ * The one error for a bundle name that has no bundle where it was looked up (config.json not found), or undefined
+ * for any other failure: a model the package does not carry (why, and what to do), a known model whose folder is
+ * not under the base, or an unknown name with the closest known names.
+ */
+function modelNotFound(task, model, options, err) {
+  const folder = missingBundleUrl(err);
+  if (typeof model !== 'string' || folder === undefined || /[/\\]|^[a-z][a-z0-9+.-]*:/i.test(model)) return undefined;
+  const shown = (url) => (url.protocol === 'file:' ? decodeURIComponent(url.pathname) : url.href);
+  const where = shown(new URL('../', folder));
+  const setBase = 'point env.modelBaseUrl (or the model_base_url option) at the folder that holds it';
+  const taskOf = (m) => Object.keys(TASKS).find((t) => TASKS[t].models.includes(m));
+  const inPackage = (t) => TASKS[t].models.filter((m) => !TASKS[t].notPackaged?.includes(m)).join(', ');
+  const own = taskOf(model);
+  let message;
+  if (own && TASKS[own].notPackaged?.includes(model)) {
+    message = `attnlens: model "${model}" is not shipped in the npm package, which carries only ${inPackage(own)} of the ` +
+      `${own} models to stay small, and ${where} has no folder ${model}/. To use it, copy models/${model}/ from the ` +
+      `attnlens repository and pass that folder as the model (pipeline('${own}', './models/${model}/')), or ${setBase}`;
+  } else if (own) {
+    message = `attnlens: model "${model}" is not in ${where}` +
+      `${isDefaultBase(options) ? '' : ` (the package's own models are in ${shown(new URL(PACKAGE_MODELS))})`}; ${setBase}`;
+  } else {
+    const near = closest(model, Object.values(TASKS).flatMap((t) => t.models))
+      .map((m) => (taskOf(m) === task ? `"${m}"` : `"${m}" (a ${taskOf(m)} model)`)).join(' or ');
+    message = `attnlens: no model "${model}" in ${where}${near ? `; did you mean ${near}?` : '.'} ` +
+      `The ${task} models: ${TASKS[task].models.join(', ')} (in the npm package: ${inPackage(task)}); ` +
+      'a model may also be a bundle folder (a URL, or a path in Node)';
+  }
+  return new Error(message, { cause: err });
+}
+
+/** The candidates nearest to `word` by edit distance (at most a third of its length, and at least 1 apart). */
+function closest(word, candidates) {
+  const limit = Math.max(2, Math.floor(word.length / 3));
+  const scored = [...new Set(candidates)].map((c) => [c, editDistance(word.toLowerCase(), c.toLowerCase())]);
+  const best = Math.min(...scored.map(([, d]) => d));
+  return best > limit ? [] : scored.filter(([, d]) => d === best).map(([c]) => c);
+}
+
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+const quoteList = (names) => names.map((n) => `"${n}"`).join(' or ');
 
 /**
  * One call at a time per pipeline: calls made while another is running (`Promise.all([t('a'), t('b')])`, or a

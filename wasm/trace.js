@@ -6,7 +6,7 @@
 //
 //   const out = await translate('Wie geht es dir?');
 //   out.attentions.length;                                  // 37 maps
-//   const m = out.attentions.get('cross', { layer: 5, head: 0 });   // { name, layer, head, step, dims, data }
+//   const m = out.attentions.get('cross', { layer: 2, head: 0 });   // { name, layer, head, step, dims, data }
 //   const cross = out.attentions.stack('cross');            // { dims: [6, 4, T, S], data } — one view, no copy
 //   for (const map of out.attentions) draw(map);            // also .at(i), .filter(), .map(), .find(), …
 //
@@ -21,6 +21,15 @@ function count(index, i) {
   let n = 1;
   for (let r = 0; r < index[b + 4]; r += 1) n *= index[b + 5 + r];
   return n;
+}
+
+// 'layers 0–5', 'heads 0, 2', or 'no layer index (layer -1; leave layer out)' for the values of one coordinate.
+function describeRange(key, values) {
+  if (values.length === 1 && values[0] === -1) return `no ${key} index (${key} -1; leave ${key} out)`;
+  const first = values[0];
+  const last = values[values.length - 1];
+  const runs = last - first === values.length - 1 && values.length > 2;
+  return `${key}s ${runs ? `${first}–${last}` : values.join(', ')}`;
 }
 
 export class AttentionMaps {
@@ -104,17 +113,32 @@ export class AttentionMaps {
     };
   }
 
-  /** The first map of `name` at that layer/head/step (−1 or absent: the map has none / any), or undefined. */
+  /**
+   * The first map of `name` at that layer/head/step (−1: the map has none; absent: any), or undefined when there
+   * are no `name` maps. A layer, head or step that no `name` map has (with the coordinates given before it) is a
+   * RangeError naming the ones there are; one that is not an integer, a TypeError.
+   */
   get(name, { layer, head, step } = {}) {
     const k = this._kinds.indexOf(name);
     if (k < 0) return undefined;
     const ix = this._index;
-    for (let i = 0; i < this.length; i += 1) {
-      const b = i * FIELDS;
-      if (ix[b] === k && (layer === undefined || ix[b + 1] === layer) && (head === undefined || ix[b + 2] === head) &&
-          (step === undefined || ix[b + 3] === step)) return this.at(i);
+    let which = [];
+    for (let i = 0; i < this.length; i += 1) if (ix[i * FIELDS] === k) which.push(i);
+    const where = [];
+    for (const [key, field, value] of [['layer', 1, layer], ['head', 2, head], ['step', 3, step]]) {
+      if (value === undefined) continue;
+      if (!Number.isInteger(value)) {
+        throw new TypeError(`AttentionMaps.get: ${key} must be an integer, got ${JSON.stringify(value) ?? String(value)}`);
+      }
+      const there = [...new Set(which.map((i) => ix[i * FIELDS + field]))].sort((a, b) => a - b);
+      if (!there.includes(value)) {
+        throw new RangeError(`AttentionMaps.get: ${key} ${value} is out of range: the '${name}' maps` +
+          `${where.length ? ` at ${where.join(', ')}` : ''} have ${describeRange(key, there)}`);
+      }
+      which = which.filter((i) => ix[i * FIELDS + field] === value);
+      where.push(`${key} ${value}`);
     }
-    return undefined;
+    return this.at(which[0]);
   }
 
   /**

@@ -232,3 +232,31 @@ test('loading the engine leaves the host process alone: no process-wide handlers
     assert.ok(r.stderr.length < 2000, `threads ${threads}: the child printed ${r.stderr.length} bytes on stderr`);
   }
 });
+
+test('a model that is not there is one error and nothing on stderr, as a user\'s process sees it', async () => {
+  // A child process with the real console: a models folder without the translators the npm package leaves out (as
+  // node_modules/attnlens/models/ is), a misspelt name and a folder with no bundle each give one error, no warning.
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const base = mkdtempSync(join(tmpdir(), 'attnlens-models-'));
+  const entry = new URL('../../wasm/index.js', import.meta.url).href;
+  const child = `
+    import { pipeline, env } from ${JSON.stringify(entry)};
+    env.modelBaseUrl = ${JSON.stringify(base)};
+    for (const [task, model] of [['translation', 'de-en-transformer'], ['translation', 'de-en-rnn-general'],
+        ['translation', 'de-en-genral'], ['sentiment-analysis', ${JSON.stringify(join(base, 'none'))}]]) {
+      await pipeline(task, model).then(() => console.log('loaded'), (e) => console.log(e.message));
+    }
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', child], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, '', 'nothing on stderr: no warning before the errors');
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines.length, 4, r.stdout);
+  assert.match(lines[0], /^attnlens: model "de-en-transformer" is not shipped in the npm package.* copy models\/de-en-transformer\/ from the attnlens repository/);
+  assert.match(lines[1], /^attnlens: model "de-en-rnn-general" is not shipped in the npm package/);
+  assert.match(lines[2], /^attnlens: no model "de-en-genral" in .*; did you mean "de-en-general"\?/);
+  assert.match(lines[3], /^attnlens: cannot read model file .*\/none\/config\.json \(ENOENT\)$/);
+});

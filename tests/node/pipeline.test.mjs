@@ -77,3 +77,51 @@ test('a config can only name plain files inside its own folder', async () => {
 test('a model of another task is refused before any engine object is made', async () => {
   await assert.rejects(pipeline('translation', 'sst2-selfattn'), /sentiment-analysis model, not translation/);
 });
+
+test('a misspelt task or model name is one Error that suggests the closest names', async (t) => {
+  const warn = t.mock.method(console, 'warn', () => {});
+  await assert.rejects(pipeline('translaton'), (err) => {
+    assert.equal(err.message, 'attnlens: unknown task "translaton"; did you mean "translation"? The tasks: sentiment-analysis, ' +
+      'translation, image-to-text, number-sorting, visual-question-answering (aliases: pointer-sort, sort, text-classification, ' +
+      'sentiment, image-captioning, vqa)');
+    return true;
+  });
+  await assert.rejects(pipeline('image-captoning'), /did you mean "image-captioning"\?/);
+  await assert.rejects(pipeline('summarization'), /^Error: attnlens: unknown task "summarization"\. The tasks: /);
+  const models = path.join(ROOT, 'models');
+  await assert.rejects(pipeline('translation', 'de-en-genral'), (err) => {
+    assert.equal(err.message, `attnlens: no model "de-en-genral" in ${models}/; did you mean "de-en-general"? The translation ` +
+      'models: de-en-general, de-en-transformer, de-en-rnn-general, de-en-rnn-additive (in the npm package: de-en-general); ' +
+      'a model may also be a bundle folder (a URL, or a path in Node)');
+    assert.match(err.cause.message, /de-en-genral\/config\.json \(ENOENT\)/, 'the loader\'s own error is its cause');
+    return true;
+  });
+  await assert.rejects(pipeline('sentiment', 'sst2-selfatn'), /no model "sst2-selfatn" in .*; did you mean "sst2-selfattn"\? /);
+  await assert.rejects(pipeline('translation', 'sst2-relatoin'), /did you mean "sst2-relation" \(a sentiment-analysis model\)\?/);
+  await assert.rejects(pipeline('number-sorting', 'quicksort'), /no model "quicksort" in .*\/models\/\. The number-sorting models: pointer-sort/);
+  assert.equal(warn.mock.callCount(), 0, 'no warning before the errors');
+});
+
+test('a model the npm package does not carry is one Error saying why and what to do, with no warning first', async (t) => {
+  // The package's models/ lacks de-en-transformer; a base folder without it stands for it here.
+  const base = mkdtempSync(path.join(tmpdir(), 'attnlens-package-models-'));
+  const warn = t.mock.method(console, 'warn', () => {});
+  await assert.rejects(pipeline('translation', 'de-en-transformer', { model_base_url: base }), (err) => {
+    assert.equal(err.message, 'attnlens: model "de-en-transformer" is not shipped in the npm package, which carries only ' +
+      `de-en-general of the translation models to stay small, and ${base}/ has no folder de-en-transformer/. To use it, copy ` +
+      "models/de-en-transformer/ from the attnlens repository and pass that folder as the model (pipeline('translation', " +
+      "'./models/de-en-transformer/')), or point env.modelBaseUrl (or the model_base_url option) at the folder that holds it");
+    return true;
+  });
+  // A model the package does carry, asked for under a base that lacks it: where the package's own models are.
+  await assert.rejects(pipeline('sentiment-analysis', 'sst2-selfattn', { model_base_url: base }),
+    new RegExp(`model "sst2-selfattn" is not in ${base}/ \\(the package's own models are in ${path.join(ROOT, 'models')}/\\); point env\\.modelBaseUrl`));
+  // A folder with no bundle: the loader's error, and no warning about a manifest before it.
+  await assert.rejects(pipeline('translation', path.join(base, 'nothing-here')), /nothing-here\/config\.json \(ENOENT\)/);
+  assert.equal(warn.mock.callCount(), 0, 'no integrity warning before the errors');
+  // The repository's folder of that model, given as a path, loads with no warning either.
+  const translate = await pipeline('translation', path.join(ROOT, 'models', 'de-en-transformer'));
+  assert.equal(translate.model, 'de-en-transformer');
+  translate.dispose();
+  assert.equal(warn.mock.callCount(), 0);
+});

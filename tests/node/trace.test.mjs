@@ -115,3 +115,28 @@ test('every task returns its maps the same way', async () => {
     sorter.dispose();
   }
 });
+
+test('get(): a layer, head or step the maps lack is a RangeError naming the ones there are', async () => {
+  const out = await translate('Der Hund schläft im Garten.', { num_beams: 1 });
+  const maps = out.attentions;
+  const layers = new Set(maps.filter((m) => m.name === 'cross').map((m) => m.layer)).size;
+  const heads = maps.stack('cross').dims[1];
+  assert.equal(maps.get('cross', { layer: layers - 1, head: heads - 1 }).layer, layers - 1, 'the last layer and head are there');
+  assert.throws(() => maps.get('cross', { layer: layers }),
+    { name: 'RangeError', message: `AttentionMaps.get: layer ${layers} is out of range: the 'cross' maps have layers 0–${layers - 1}` });
+  assert.throws(() => maps.get('cross', { layer: 1, head: heads }),
+    { name: 'RangeError', message: `AttentionMaps.get: head ${heads} is out of range: the 'cross' maps at layer 1 have heads 0–${heads - 1}` });
+  assert.throws(() => maps.get('encoder_self', { head: -1 }), /head -1 is out of range: the 'encoder_self' maps have heads 0–/);
+  assert.throws(() => maps.get('cross', { step: 0 }), /step 0 is out of range: the 'cross' maps have no step index \(step -1; leave step out\)/);
+  assert.throws(() => maps.get('cross', { layer: '1' }), { name: 'TypeError', message: 'AttentionMaps.get: layer must be an integer, got "1"' });
+  assert.throws(() => maps.get('cross', { head: 0.5 }), TypeError);
+  assert.equal(maps.get('visual', { layer: 9 }), undefined, 'no maps of that kind: undefined, as before');
+  // Maps with no layer index (one attention) and layers that are not a run.
+  const one = AttentionMaps.from([{ name: 'self-attention', layer: -1, head: -1, dims: [2], data: [0.5, 0.5] }]);
+  assert.equal(one.get('self-attention').dims[0], 2);
+  assert.throws(() => one.get('self-attention', { layer: 0 }),
+    /layer 0 is out of range: the 'self-attention' maps have no layer index \(layer -1; leave layer out\)/);
+  const gaps = AttentionMaps.from([0, 2, 5].map((layer) => ({ name: 'x', layer, head: 0, dims: [1], data: [1] })));
+  assert.throws(() => gaps.get('x', { layer: 1 }), /the 'x' maps have layers 0, 2, 5$/);
+  assert.equal(gaps.get('x', { layer: 5 }).layer, 5);
+});
