@@ -273,7 +273,20 @@ export declare class AttentionMaps implements Iterable<AttentionMap> {
   readonly index: Int32Array;
   /** Map i (negative: from the end), or undefined. */
   at(i: number): AttentionMap | undefined;
-  /** The first map of that kind at the given layer / head / step (absent: any). */
+  /**
+   * The first map of that kind at the given layer / head / step (absent: any); undefined when the result has no map
+   * of that kind. A layer, head or step that no map of the kind has is a RangeError naming the ones there are (a
+   * value that is not an integer, a TypeError).
+   * @example
+   * import { pipeline } from 'attnlens';
+   *
+   * const sort = await pipeline('number-sorting');
+   * const maps = (await sort([5, 3, 9, 1])).attentions;
+   * console.log(maps.kinds, maps.get('pointer').dims, maps.stack('encoder_self').dims);
+   * // [ 'pointer', 'encoder_self' ] [ 4, 4 ] [ 2, 4, 4, 4 ]
+   * try { maps.get('encoder_self', { layer: 9 }); } catch (e) { console.log(`${e.name}: ${e.message}`); }
+   * // RangeError: AttentionMaps.get: layer 9 is out of range: the 'encoder_self' maps have layers 0, 1
+   */
   get(name: string, where?: { layer?: number; head?: number; step?: number }): AttentionMap | undefined;
   /** Every map of one kind as one [layers, heads, ...map dims] tensor, a view into `values`. */
   stack(name: string): { dims: number[]; data: Float32Array };
@@ -691,6 +704,18 @@ export interface PipelineOptions extends LoadOptions {
  * an image whose data.length is not width·height·channels or whose side is 0 or above 65536; Error — everything
  * the engine refuses (a corrupt bundle, a disposed pipeline). Messages name the option or argument. Lone UTF-16
  * surrogates in strings become U+FFFD; over-long text is cut with truncated: true. No WebAssembly trap escapes.
+ * An unknown task or model name is an Error suggesting the closest known names; a model the npm package does not
+ * carry, an Error saying why and how to use it (a bundle folder as the model, or env.modelBaseUrl).
+ * @example
+ * import { pipeline } from 'attnlens';
+ *
+ * const classify = await pipeline('sentiment-analysis');        // its default model, inside the package
+ * const out = await classify('a gorgeous, witty film');
+ * console.log(classify.model, out.label, out.tokens);
+ * // sst2-selfattn POSITIVE [ 'a', 'gorgeous', ',', 'witty', 'film' ]
+ * try { await pipeline('sentiment-analysys'); } catch (e) { console.log(e.message); }
+ * // attnlens: unknown task "sentiment-analysys"; did you mean "sentiment-analysis"? The tasks: sentiment-analysis, translation, image-to-text, number-sorting, visual-question-answering (aliases: pointer-sort, sort, text-classification, sentiment, image-captioning, vqa)
+ * classify.dispose();
  */
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
@@ -698,8 +723,19 @@ export function pipeline(task: 'image-to-text' | 'image-captioning', model?: Mod
 export function pipeline(task: 'visual-question-answering' | 'vqa', model?: ModelRef, options?: PipelineOptions): Promise<VqaPipeline>;
 export function pipeline(task: 'number-sorting' | 'pointer-sort' | 'sort', model?: ModelRef, options?: PipelineOptions): Promise<PointerSortPipeline>;
 
-/** Task names and their bundled models; `inPackage`: the models the npm tarball carries (the others live in the
- * repository's models/ folder: point env.modelBaseUrl at a copy of it). */
+/**
+ * Task names and their bundled models; `inPackage`: the models the npm tarball carries (the others live in the
+ * repository's models/ folder: pass a copy of one's folder as the model, or point env.modelBaseUrl at its parent).
+ * @example
+ * import { listTasks } from 'attnlens';
+ *
+ * for (const t of listTasks()) console.log(t.task, t.defaultModel, t.inPackage.join(' '));
+ * // sentiment-analysis sst2-selfattn sst2-selfattn sst2-relation
+ * // translation de-en-general de-en-general
+ * // image-to-text flickr8k-mobilenet flickr8k-mobilenet shapes
+ * // number-sorting pointer-sort pointer-sort
+ * // visual-question-answering shapes-vqa-coattn shapes-vqa-coattn shapes-vqa-aoa
+ */
 export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[]; inPackage: string[] }>;
 export const TASKS: Readonly<Record<TaskName, { defaultModel: string; models: string[]; notPackaged?: string[] }>>;
 

@@ -1,6 +1,7 @@
-// The package as users install it: `npm run pack` (scripts/pack.mjs) makes the tarball, and three fresh projects (tests/consumers/) install
+// The package as users install it: `npm run pack` (scripts/pack.mjs) makes the tarball, and four fresh projects (tests/consumers/) install
 // it from that tarball — never from the repo — then use it: a Node 20 app runs each task with the package's own
-// models, a TypeScript consumer type-checks (tsc --noEmit), and a Vite app is built and runs each task in Chromium.
+// models, every example of the docs runs as written, a TypeScript consumer type-checks (tsc --noEmit), and a Vite
+// app is built and runs each task in Chromium.
 // Installs are offline-safe: the tarball has no dependencies, and the Vite app's are pinned by its package-lock.json
 // (npm ci --prefer-offline uses the npm cache when it holds them).
 import { test, before, after } from 'node:test';
@@ -120,9 +121,34 @@ test('a fresh Node 20 project imports { pipeline } from "attnlens" and runs each
   assert.match(results[0].modelBaseUrl, /node_modules\/attnlens\/models\/$/, 'models default to the package folder');
   const notPackaged = results.filter((r) => r.notPackaged);
   assert.deepEqual(notPackaged.map((r) => r.model).sort(), Object.values(TASKS).flatMap((t) => t.notPackaged ?? []).sort());
-  for (const r of notPackaged) assert.match(r.error, /not shipped in the npm package.*env\.modelBaseUrl/, r.model);
+  for (const r of notPackaged) {
+    assert.match(r.error, new RegExp(`^attnlens: model "${r.model}" is not shipped in the npm package.*copy models/${r.model}/ ` +
+      'from the attnlens repository and pass that folder as the model.*env\\.modelBaseUrl'), r.model);
+    assert.deepEqual(r.warnings, [], `${r.model}: one error, no warning before it`);
+  }
   checkResults(results.filter((r) => !r.notPackaged), 'node consumer');
   assert.ok(results.some((r) => r.task === 'sentiment-analysis' && !r.error), 'sentiment ran');
+});
+
+test('every example of README.md, docs/*.md and index.d.ts runs as written where the tarball is installed', { timeout: 900_000 }, () => {
+  // tests/consumers/examples/run.mjs writes each example into the fresh project and runs it there with Node (or,
+  // for a browser or bundler example, syntax-checks it); each must exit 0, print nothing on stderr (no warning) and
+  // print exactly the output its comments show.
+  const dir = copyConsumer('examples');
+  sh(NPM, ['install', '--offline', '--no-audit', '--no-fund', tarball], dir);
+  const results = JSON.parse(sh(process.execPath, ['run.mjs', ROOT], dir, { timeout: 900_000 }).trim().split('\n').pop());
+  const run = results.filter((r) => r.mode === 'node');
+  assert.ok(run.length >= 8 && results.some((r) => r.mode === 'syntax'), `the examples found: ${results.map((r) => r.id)}`);
+  assert.ok(results.some((r) => r.id.startsWith('docs/')) && results.some((r) => r.id.startsWith('wasm/index.d.ts')));
+  assert.ok(run.some((r) => r.cwd === 'repository'), 'the example of a model from a bundle folder outside the package');
+  for (const r of results) {
+    assert.equal(r.status, 0, `${r.id} failed:\n${r.stderr}`);
+    assert.equal(r.stderr, '', `${r.id} printed on stderr (a warning?)`);
+    assert.deepEqual(r.missingImports, [], `${r.id} imports names the package does not export`);
+    if (r.mode !== 'node') continue;
+    assert.ok(r.expected.length > 0, `${r.id} shows its output in comments under console.log`);
+    assert.deepEqual(r.stdout.trimEnd().split('\n'), r.expected, `${r.id}: printed output against its comments`);
+  }
 });
 
 test('a TypeScript consumer type-checks against the installed types (tsc --noEmit)', { timeout: 120_000 }, () => {
