@@ -105,7 +105,7 @@ if (wanted('e2e')) {
     await step('browser end-to-end tests (node --test tests/e2e)', () => {
       if (!wasmBuilt) throw new Error('skipped: the WASM build failed');
       // page.test.mjs (the page, screenshots in tests/e2e/artifacts/) and consumers.test.mjs (npm pack → fresh
-      // Node, Vite and TypeScript projects from tests/consumers/)
+      // Node, Vite and TypeScript projects from tests/consumers/, and every example of the docs run as written)
       run(process.execPath, ['--test', '--test-concurrency=1', ...files]);
       return `${files.length} files; screenshots in tests/e2e/artifacts/`;
     });
