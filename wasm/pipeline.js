@@ -93,7 +93,8 @@ export async function pipeline(task, model, options = {}) {
 /**
  * The one error for a bundle name that has no bundle where it was looked up (config.json not found), or undefined
  * for any other failure: a model the package does not carry (why, and what to do), a known model whose folder is
- * not under the base, or an unknown name with the closest known names.
+ * not under the base, or an unknown name with the closest known names. Each says "not found" (the page's worker
+ * tells a bundle missing from a build by it).
  */
 function modelNotFound(task, model, options, err) {
   const folder = missingBundleUrl(err);
@@ -107,15 +108,15 @@ function modelNotFound(task, model, options, err) {
   let message;
   if (own && TASKS[own].notPackaged?.includes(model)) {
     message = `attnlens: model "${model}" is not shipped in the npm package, which carries only ${inPackage(own)} of the ` +
-      `${own} models to stay small, and ${where} has no folder ${model}/. To use it, copy models/${model}/ from the ` +
+      `${own} models to stay small, and was not found in ${where}. To use it, copy models/${model}/ from the ` +
       `attnlens repository and pass that folder as the model (pipeline('${own}', './models/${model}/')), or ${setBase}`;
   } else if (own) {
-    message = `attnlens: model "${model}" is not in ${where}` +
+    message = `attnlens: model "${model}" not found in ${where}` +
       `${isDefaultBase(options) ? '' : ` (the package's own models are in ${shown(new URL(PACKAGE_MODELS))})`}; ${setBase}`;
   } else {
     const near = closest(model, Object.values(TASKS).flatMap((t) => t.models))
       .map((m) => (taskOf(m) === task ? `"${m}"` : `"${m}" (a ${taskOf(m)} model)`)).join(' or ');
-    message = `attnlens: no model "${model}" in ${where}${near ? `; did you mean ${near}?` : '.'} ` +
+    message = `attnlens: model "${model}" not found in ${where}${near ? `; did you mean ${near}?` : '.'} ` +
       `The ${task} models: ${TASKS[task].models.join(', ')} (in the npm package: ${inPackage(task)}); ` +
       'a model may also be a bundle folder (a URL, or a path in Node)';
   }

@@ -257,6 +257,6 @@ test('a model that is not there is one error and nothing on stderr, as a user\'s
   assert.equal(lines.length, 4, r.stdout);
   assert.match(lines[0], /^attnlens: model "de-en-transformer" is not shipped in the npm package.* copy models\/de-en-transformer\/ from the attnlens repository/);
   assert.match(lines[1], /^attnlens: model "de-en-rnn-general" is not shipped in the npm package/);
-  assert.match(lines[2], /^attnlens: no model "de-en-genral" in .*; did you mean "de-en-general"\?/);
+  assert.match(lines[2], /^attnlens: model "de-en-genral" not found in .*; did you mean "de-en-general"\?/);
   assert.match(lines[3], /^attnlens: cannot read model file .*\/none\/config\.json \(ENOENT\)$/);
 });

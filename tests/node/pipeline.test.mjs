@@ -90,15 +90,15 @@ test('a misspelt task or model name is one Error that suggests the closest names
   await assert.rejects(pipeline('summarization'), /^Error: attnlens: unknown task "summarization"\. The tasks: /);
   const models = path.join(ROOT, 'models');
   await assert.rejects(pipeline('translation', 'de-en-genral'), (err) => {
-    assert.equal(err.message, `attnlens: no model "de-en-genral" in ${models}/; did you mean "de-en-general"? The translation ` +
+    assert.equal(err.message, `attnlens: model "de-en-genral" not found in ${models}/; did you mean "de-en-general"? The translation ` +
       'models: de-en-general, de-en-transformer, de-en-rnn-general, de-en-rnn-additive (in the npm package: de-en-general); ' +
       'a model may also be a bundle folder (a URL, or a path in Node)');
     assert.match(err.cause.message, /de-en-genral\/config\.json \(ENOENT\)/, 'the loader\'s own error is its cause');
     return true;
   });
-  await assert.rejects(pipeline('sentiment', 'sst2-selfatn'), /no model "sst2-selfatn" in .*; did you mean "sst2-selfattn"\? /);
+  await assert.rejects(pipeline('sentiment', 'sst2-selfatn'), /model "sst2-selfatn" not found in .*; did you mean "sst2-selfattn"\? /);
   await assert.rejects(pipeline('translation', 'sst2-relatoin'), /did you mean "sst2-relation" \(a sentiment-analysis model\)\?/);
-  await assert.rejects(pipeline('number-sorting', 'quicksort'), /no model "quicksort" in .*\/models\/\. The number-sorting models: pointer-sort/);
+  await assert.rejects(pipeline('number-sorting', 'quicksort'), /model "quicksort" not found in .*\/models\/\. The number-sorting models: pointer-sort/);
   assert.equal(warn.mock.callCount(), 0, 'no warning before the errors');
 });
 
@@ -108,14 +108,14 @@ test('a model the npm package does not carry is one Error saying why and what to
   const warn = t.mock.method(console, 'warn', () => {});
   await assert.rejects(pipeline('translation', 'de-en-transformer', { model_base_url: base }), (err) => {
     assert.equal(err.message, 'attnlens: model "de-en-transformer" is not shipped in the npm package, which carries only ' +
-      `de-en-general of the translation models to stay small, and ${base}/ has no folder de-en-transformer/. To use it, copy ` +
+      `de-en-general of the translation models to stay small, and was not found in ${base}/. To use it, copy ` +
       "models/de-en-transformer/ from the attnlens repository and pass that folder as the model (pipeline('translation', " +
       "'./models/de-en-transformer/')), or point env.modelBaseUrl (or the model_base_url option) at the folder that holds it");
     return true;
   });
   // A model the package does carry, asked for under a base that lacks it: where the package's own models are.
   await assert.rejects(pipeline('sentiment-analysis', 'sst2-selfattn', { model_base_url: base }),
-    new RegExp(`model "sst2-selfattn" is not in ${base}/ \\(the package's own models are in ${path.join(ROOT, 'models')}/\\); point env\\.modelBaseUrl`));
+    new RegExp(`model "sst2-selfattn" not found in ${base}/ \\(the package's own models are in ${path.join(ROOT, 'models')}/\\); point env\\.modelBaseUrl`));
   // A folder with no bundle: the loader's error, and no warning about a manifest before it.
   await assert.rejects(pipeline('translation', path.join(base, 'nothing-here')), /nothing-here\/config\.json \(ENOENT\)/);
   assert.equal(warn.mock.callCount(), 0, 'no integrity warning before the errors');
