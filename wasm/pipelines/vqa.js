@@ -19,7 +19,7 @@
 import { getModule } from '../core.js';
 import { describe, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
-import { toPixels } from './captioning.js';
+import { toPixels } from './image.js';
 import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
@@ -49,13 +49,13 @@ export async function createVqaPipeline(bundle, options = {}) {
   const call = async (live, image, question, runOptions = {}) => {
     const q = questionOf(question);
     const params = paramsOf(runOptions);
-    const px = await toPixels(image);
+    const px = await toPixels(image, TASK);
     return shape(live().answer(px.data, px.width, px.height, px.channels, q, params));
   };
   const methods = {
     /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
     encode: async (live, image) => {
-      const px = await toPixels(image);
+      const px = await toPixels(image, TASK);
       return live().encode(px.data, px.width, px.height, px.channels);
     },
     /** A grid (from encode(), or the goldens) and a question → the same result as a call. */
