@@ -194,3 +194,37 @@ test('a real photo file gives the caption its Pillow-decoded pixels gave (flickr
     caption.dispose();
   }
 });
+
+// In Chromium (the browser path: createImageBitmap with imageOrientation 'from-image'): an EXIF-rotated JPEG, as a
+// blob: URL and as bytes, is read upright.
+test('browsers: an EXIF-rotated JPEG (orientation 6) is read upright', { timeout: 120_000 }, async (t) => {
+  const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  if (process.env.ATTNLENS_SKIP_BROWSER === '1' || !existsSync(CHROMIUM)) {
+    t.skip(process.env.ATTNLENS_SKIP_BROWSER === '1' ? 'ATTNLENS_SKIP_BROWSER=1' : `${CHROMIUM} is missing`);
+    return;
+  }
+  const { chromium } = await import('playwright-core');
+  const { serve } = await import('../../scripts/serve.mjs');
+  const { server, url } = await serve(ROOT.replace(/\/$/, ''), { port: 0 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(url);
+    const out = await page.evaluate(async (b64) => {
+      const { toPixels } = await import('/wasm/pipelines/image.js');
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const fromUrl = await toPixels(URL.createObjectURL(new Blob([bytes], { type: 'image/jpeg' })), 'image-to-text');
+      const fromBytes = await toPixels(bytes, 'image-to-text');
+      const pack = (px) => ({ width: px.width, height: px.height, data: Array.from(px.data) });
+      return [pack(fromUrl), pack(fromBytes)];
+    }, readFileSync(`${FIX}orient-6.jpg`).toString('base64'));
+    const up = read('upright.rgba');
+    for (const px of out) {
+      assert.deepEqual([px.width, px.height], [48, 32]);
+      assert.ok(diff(px.data, up).mean < 4, `mean difference ${diff(px.data, up).mean}`);
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});

@@ -9,14 +9,16 @@
 //   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g] (g = 11: the 352×352 input), data: Float32Array }],
 //   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
 //
-// Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
-// default, 3 = RGB, 1 = grey; data.length must be exactly width·height·channels); in browsers also an
-// HTMLImageElement, ImageBitmap, canvas, Blob, or an image URL (string or URL), decoded with createImageBitmap and
-// read back from an OffscreenCanvas; or an array of those (→ an array of results).
+// Inputs (wasm/pipelines/image.js): ImageData or { data: Uint8Array | Uint8ClampedArray, width, height, channels? }
+// (channels 4 = RGBA, the default, 3 = RGB, 1 = grey; data.length exactly width·height·channels); a PNG or JPEG as a
+// file path (Node), a file:, http(s): or data: URL, or the file's bytes (Buffer, Uint8Array, ArrayBuffer, Blob) —
+// decoded in Node by png.js / jpeg.js, in browsers by createImageBitmap, EXIF orientation applied; in browsers also
+// an HTMLImageElement, ImageBitmap or canvas; or an array of those (→ an array of results). Errors name the task.
 // The engine composites alpha over white and resizes to the bundle's input size s × s itself (bilinear, half-pixel
-// centres), so any size from 1×1 to 65536 pixels per side works; only the ≤ 2s source rows the resize needs are copied into WebAssembly,
-// so large ImageData (8000×8000 = 256 MB) costs no second copy. Browser-decoded images above 16 777 216 pixels are
-// first drawn at a smaller size (aspect kept) to bound the canvas memory.
+// centres), so any size from 1×1 to 65536 pixels per side works (an encoded file: 16384); only the ≤ 2s source rows
+// the resize needs are copied into WebAssembly, so large ImageData (8000×8000 = 256 MB) costs no second copy.
+// Browser-decoded images above 16 777 216 pixels are first drawn at a smaller size (aspect kept) to bound the canvas
+// memory.
 // Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
 // counting the <end> step), output_attentions (default true), allow_unk (default false: the search never emits
 // '<unk>' — greedy takes the best other word, beam search never keeps it; true = the reference search exactly).

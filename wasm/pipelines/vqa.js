@@ -11,8 +11,8 @@
 //
 // Maps (layer 0 = word level, 1 = question level): 'region_attention' [7, 7], 'word_attention' [T], 'affinity'
 // [T, 49] (co-attention) or 'aoa_matching' / 'aoa_alpha' / 'aoa_beta' [T, 49] (word × region), and
-// 'count_density' [7, 7] (layer 1). Images as for 'image-to-text' (ImageData, { data, width, height, channels? },
-// in browsers also elements, Blobs and URLs). Run options: output_attentions (default true).
+// 'count_density' [7, 7] (layer 1). Images as for 'image-to-text' (wasm/pipelines/image.js: raw pixels, PNG/JPEG
+// paths, URLs and bytes, in browsers also elements). Run options: output_attentions (default true).
 // Errors: a question that is not a string, or a wrong option type → TypeError, before WebAssembly runs; an empty
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
