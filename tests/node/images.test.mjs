@@ -2,7 +2,7 @@
 // tests/fixtures/images/ (written by its make.py with Pillow) decodes in Node to the pixels Pillow decodes (PNG exactly,
 // JPEG within the tolerance of two IDCTs and chroma upsamplings); the eight EXIF orientations come out upright; every
 // input form (path, file: URL object and string, http: URL from a local server, data: URL, Buffer, Uint8Array,
-// ArrayBuffer, Blob, raw pixels) gives the same caption; broken, huge and unsupported files and bad paths/URLs are
+// ArrayBuffer, DataView, SharedArrayBuffer, Blob, raw pixels) gives the same caption; broken, huge and unsupported files and bad paths/URLs are
 // clear Errors naming the pipeline, and the pipeline keeps working; a real photo file gives the caption its Pillow
 // pixels gave (photo-captions.json); and in Chromium an EXIF-rotated JPEG is read upright.
 import test from 'node:test';
@@ -104,6 +104,7 @@ test('image-to-text: path, URLs, bytes, Blob and raw pixels give the same captio
         fileUrlString: pathToFileURL(FIX + file).href, http: `${base}${file}`, httpUrl: new URL(`${base}${file}`),
         dataUrl: `data:application/octet-stream;base64,${bytes.toString('base64')}`, buffer: bytes,
         uint8Array: new Uint8Array(bytes), arrayBuffer: new Uint8Array(bytes).buffer, blob: new Blob([bytes]),
+        dataView: new DataView(new Uint8Array(bytes).buffer), sharedArrayBuffer: shared(bytes),
       };
       for (const [form, input] of Object.entries(forms)) {
         const cwd = process.cwd();
@@ -123,6 +124,18 @@ test('image-to-text: path, URLs, bytes, Blob and raw pixels give the same captio
     caption.dispose();
   }
 });
+
+function shared(bytes) {
+  const b = new SharedArrayBuffer(bytes.length);
+  new Uint8Array(b).set(bytes);
+  return b;
+}
+
+function detached(bytes) {
+  const copy = new Uint8Array(bytes);
+  structuredClone(copy.buffer, { transfer: [copy.buffer] });
+  return copy;
+}
 
 // [input, error class, message pattern] of the bad inputs; base is the local server's /images/ URL.
 const badInputs = (base) => [
@@ -147,6 +160,8 @@ const badInputs = (base) => [
   ['http://127.0.0.1:1/x.png', Error, /fetching the image http:\/\/127\.0\.0\.1:1\/x\.png failed/],
   ['ftp://example.com/dog.jpg', Error, /unsupported URL scheme ftp:/],
   ['http://exa mple.com/x.png', Error, /is not a valid URL/],
+  [detached(read('rgb.png')), TypeError, /the image bytes is a view of a detached ArrayBuffer/],
+  [detached(read('rgb.png')).buffer, TypeError, /the image bytes is a view of a detached ArrayBuffer/],
   [42, TypeError, /the image must be a file path, a URL, the bytes of a PNG or JPEG file/],
   [null, TypeError, /got null/],
 ]);
@@ -162,7 +177,8 @@ for (const task of ['image-to-text', 'visual-question-answering']) {
       const before = await call(FIX + 'rgb.png');
       for (const [input, Type, re] of badInputs(base)) {
         await assert.rejects(call(input), (err) => {
-          assert.ok(err instanceof Type, `${String(input).slice(0, 60)}: ${err.constructor.name} ${err.message}`);
+          const label = typeof input === 'string' ? input : Object.prototype.toString.call(input);
+          assert.ok(err instanceof Type, `${label}: ${err.constructor.name} ${err.message}`);
           assert.ok(err.message.startsWith(`attnlens: ${task}: `), err.message);
           assert.match(err.message, re);
           return true;

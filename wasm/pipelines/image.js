@@ -102,13 +102,24 @@ async function decodeInNode(input, task) {
   return decodeBytes(bytes, task, where);
 }
 
+const DETACHED = 'a view of a detached ArrayBuffer (it was transferred, e.g. with postMessage or structuredClone); ' +
+  'pass a copy that this thread still owns';
+
+// A Uint8Array over the bytes of an ArrayBuffer, SharedArrayBuffer or ArrayBufferView (shared ones copied); a
+// detached buffer is a TypeError.
+function byteView(input, task) {
+  let view;
+  try {
+    view = ArrayBuffer.isView(input) ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength) : new Uint8Array(input);
+  } catch {
+    throw new TypeError(`attnlens: ${task}: the image bytes is ${DETACHED}`);
+  }
+  return checkBytes(view, `${task}: the image bytes`);
+}
+
 // { bytes: Uint8Array, where: a name for errors } of a path, URL, byte array or Blob.
 async function readSource(input, task) {
-  if (isBytes(input)) {
-    const view = input instanceof ArrayBuffer || !ArrayBuffer.isView(input) ? new Uint8Array(input)
-      : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-    return { bytes: checkBytes(view, `${task}: the image bytes`), where: 'the image bytes' };
-  }
+  if (isBytes(input)) return { bytes: byteView(input, task), where: 'the image bytes' };
   if (isBlob(input)) return { bytes: new Uint8Array(await input.arrayBuffer()), where: 'the image Blob' };
   const text = String(input instanceof URL ? input.href : input);
   // A scheme of two or more letters makes a URL; anything else (including C:\…) is a path.
@@ -229,7 +240,7 @@ async function decodeInBrowser(input, task) {
 
 // What createImageBitmap takes: URLs fetched into Blobs, bytes wrapped in a Blob, elements decoded first.
 async function browserSource(input, task) {
-  if (isBytes(input)) return new Blob([new Uint8Array(ownBytes(input, task))]);
+  if (isBytes(input)) return new Blob([new Uint8Array(byteView(input, task))]);
   if (typeof input === 'string' || input instanceof URL) {
     const base = typeof location === 'object' && location !== null && location.href ? location.href : undefined;
     let url;
@@ -251,10 +262,7 @@ async function browserSource(input, task) {
   return input;
 }
 
-function ownBytes(input, task) {
-  const view = ArrayBuffer.isView(input) ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength) : new Uint8Array(input);
-  return checkBytes(view, `${task}: the image bytes`);
-}
+
 
 function readBitmap(bitmap, task) {
   let { width, height } = bitmap;
