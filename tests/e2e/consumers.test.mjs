@@ -1,9 +1,8 @@
 // The package as users install it: `npm run pack` (scripts/pack.mjs) makes the tarball, and three fresh projects (tests/consumers/) install
 // it from that tarball — never from the repo — then use it: a Node 20 app runs each task with the package's own
 // models, a TypeScript consumer type-checks (tsc --noEmit), and a Vite app is built and runs each task in Chromium.
-// Installs are offline-safe: the tarball's one dependency (jpeg-js, the Node JPEG decoder) is in the npm cache after the
-// repository's own `npm ci`, and the Vite app's are pinned by its package-lock.json (npm ci --prefer-offline uses the
-// npm cache when it holds them).
+// Installs are offline-safe: the tarball has no dependencies, and the Vite app's are pinned by its package-lock.json
+// (npm ci --prefer-offline uses the npm cache when it holds them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

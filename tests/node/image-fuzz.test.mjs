@@ -1,5 +1,5 @@
-// A seeded mutation fuzzer over the Node image decoders (wasm/pipelines/image.js: png.js on node:zlib, jpeg.js on
-// jpeg-js, orientation.js), run by the Node test suite for a bounded number of inputs. Seeds: the good PNG and JPEG
+// A seeded mutation fuzzer over the Node image decoders (wasm/pipelines/image.js: png.js on node:zlib, jpeg.js with
+// jpeg-scan.js and jpeg-pixels.js, orientation.js), run by the Node test suite for a bounded number of inputs. Seeds: the good PNG and JPEG
 // fixtures of tests/fixtures/images/. Mutations: truncation, flipped and inserted/deleted bytes, corrupted chunk
 // lengths, CRCs, IHDR fields and re-deflated (CRC-correct) scanlines for PNG; corrupted Huffman and quantisation
 // tables, frame headers, scan data and EXIF blocks for JPEG; giant dimensions for both. The rule, for every input:

@@ -4,9 +4,9 @@
 // Raw pixels (ImageData, { data, width, height, channels? }) are checked as they are, everywhere. Encoded images:
 //   in Node: a file path, a file: URL (URL object or string), an http(s): or data: URL (fetch), or the file's bytes
 //     (Buffer, Uint8Array, ArrayBuffer, SharedArrayBuffer, Blob); the format is sniffed from the first bytes, never
-//     from a name: PNG (png.js, over node:zlib's inflate) and JPEG (jpeg.js over the jpeg-js package), EXIF
-//     orientation applied (orientation.js). node:fs, node:zlib and jpeg-js are imported only on this path, with
-//     variable specifiers, so browser bundles never pull them in.
+//     from a name: PNG (png.js, over node:zlib's inflate) and JPEG (jpeg.js, jpeg-scan.js, jpeg-pixels.js: libjpeg's
+//     arithmetic, so Pillow's and browsers' pixels), EXIF orientation applied (orientation.js). node:fs and node:zlib
+//     are imported only on this path, with variable specifiers, so browser bundles never pull them in.
 //   in browsers: the same bytes and URLs, plus image elements, ImageBitmaps, canvases and Blobs, decoded by
 //     createImageBitmap (imageOrientation: 'from-image': EXIF orientation applied) and read back from a canvas.
 // Limits: an encoded image above MAX_ENCODED_SIDE pixels a side is refused from its header, before any pixel memory
@@ -173,7 +173,7 @@ async function fetchBytes(url, task) {
 }
 
 /**
- * Encoded image bytes → upright RGBA pixels { data, width, height, channels: 4 } (Node: node:zlib and jpeg-js).
+ * Encoded image bytes → upright RGBA pixels { data, width, height, channels: 4 } (Node: png.js needs node:zlib).
  * `where` names the source in errors.
  * @param {Uint8Array} bytes
  */
@@ -190,8 +190,7 @@ export async function decodeBytes(bytes, task, where = 'the image') {
     }
     const info = jpegInfo(bytes);
     limitSize(info, task, where);
-    const { default: decode } = await nodeImport('jpeg-js/lib/decoder.js');
-    return upright(decodeJpeg(bytes, info, decode), info.orientation);
+    return upright(decodeJpeg(bytes, info), info.orientation);
   } catch (err) {
     if (err instanceof RangeError && String(err.message).startsWith('attnlens:')) throw err;
     throw new Error(`attnlens: ${task}: cannot decode ${where}: ${err?.message ?? err}`);
