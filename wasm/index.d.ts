@@ -531,7 +531,7 @@ export interface TranslationPipeline extends Pipeline<string, TranslationRunOpti
 /**
  * Pixels, row-major, 8 bits per channel; an ImageData fits. channels: 4 = RGBA with straight alpha (the default;
  * transparent pixels count as white), 3 = RGB, 1 = grey. data.length must be exactly width·height·channels; sides
- * 1..65536. In browsers an HTMLImageElement, ImageBitmap, canvas, Blob or image URL works too.
+ * 1..65536.
  */
 export interface ImageInput {
   data: Uint8ClampedArray | Uint8Array;
@@ -539,6 +539,23 @@ export interface ImageInput {
   height: number;
   channels?: 1 | 3 | 4;
 }
+/**
+ * What the image pipelines take: raw pixels (ImageInput), or an encoded PNG or JPEG image as a file path (Node), a
+ * file: URL (Node), an http(s): or data: URL (string or URL), its bytes (Buffer, Uint8Array, ArrayBuffer, any
+ * ArrayBufferView) or a Blob. The format is read from the bytes, never from a name; EXIF orientation is applied.
+ * In Node PNG (every colour type and bit depth, interlaced) and JPEG (baseline and progressive) are decoded; in
+ * browsers whatever createImageBitmap decodes, plus HTMLImageElement, ImageBitmap and canvases. An encoded image
+ * above 16384 pixels a side is refused from its header (RangeError); a missing file, a failed fetch, a corrupt,
+ * truncated or unsupported file (GIF, WebP, BMP… in Node) rejects with an Error whose message names the pipeline,
+ * e.g. "attnlens: image-to-text: cannot decode photo.jpg: JPEG: …"; the pipeline keeps working.
+ *
+ *   await caption('photos/dog.jpg');                              // Node: a path (relative to the working folder)
+ *   await caption(new URL('./dog.jpg', import.meta.url));         // a file: URL
+ *   await caption('https://example.com/dog.png');                 // fetched
+ *   await caption(await readFile('dog.jpg'));                     // a Buffer of the file
+ *   await vqa(canvas.getContext('2d').getImageData(0, 0, w, h), 'what colour is the circle ?');
+ */
+export type ImageSource = ImageInput | string | URL | ArrayBufferLike | ArrayBufferView | Blob;
 export interface CaptionResult {
   /** The caption: words joined by single spaces. */
   text: string;
@@ -581,16 +598,16 @@ export interface CaptionAttendOptions {
   output_attentions?: boolean;
   [option: string]: unknown;
 }
-export interface CaptioningPipeline extends Pipeline<ImageInput | string | URL, CaptionRunOptions, CaptionResult> {
-  (input: ImageInput | string | URL, options?: CaptionRunOptions): Promise<CaptionResult>;
-  (input: Array<ImageInput | string | URL>, options?: CaptionRunOptions): Promise<CaptionResult[]>;
+export interface CaptioningPipeline extends Pipeline<ImageSource, CaptionRunOptions, CaptionResult> {
+  (input: ImageSource, options?: CaptionRunOptions): Promise<CaptionResult>;
+  (input: Array<ImageSource>, options?: CaptionRunOptions): Promise<CaptionResult[]>;
   /**
    * Forced caption (teacher forcing): the decoder runs over `caption` (lowercased, split as \w+|[^\w\s]) instead
    * of searching; per word (then '<end>') the attention over the grid, the gate β and the log-probability
    * (token_logprobs). Words outside the vocabulary become '<unk>' and are listed in unknown_words. Rejects with a
    * TypeError for a non-string caption, an Error for an empty one or one of more than 1000 words.
    */
-  attend(input: ImageInput | string | URL, caption: string, options?: CaptionAttendOptions): Promise<CaptionResult>;
+  attend(input: ImageSource, caption: string, options?: CaptionAttendOptions): Promise<CaptionResult>;
   /** The encoder bundle's name. */
   readonly encoder: string;
   readonly vocabSize: number;
@@ -639,7 +656,7 @@ export interface VqaPipeline {
    * Answers `question` about the image. Rejects with a TypeError for a non-string question or a wrong option type,
    * an Error for an empty question, one with no known word or more than maxQuestionWords words.
    */
-  (image: ImageInput | string | URL, question: string, options?: VqaRunOptions): Promise<VqaResult>;
+  (image: ImageSource, question: string, options?: VqaRunOptions): Promise<VqaResult>;
   readonly task: 'visual-question-answering';
   readonly model: string;
   readonly config: Record<string, unknown>;
@@ -701,7 +718,8 @@ export interface PipelineOptions extends LoadOptions {
  *
  * Errors (pipelines and their calls reject with): TypeError — a value of the wrong type, an unknown option, a view
  * of a detached ArrayBuffer; RangeError — a number option that is NaN, ±Infinity, not an integer or out of range,
- * an image whose data.length is not width·height·channels or whose side is 0 or above 65536; Error — everything
+ * an image whose data.length is not width·height·channels or whose side is 0 or above 65536 (an encoded one: 16384);
+ * Error — a file that cannot be read, fetched or decoded (the message names the pipeline), everything
  * the engine refuses (a corrupt bundle, a disposed pipeline). Messages name the option or argument. Lone UTF-16
  * surrogates in strings become U+FFFD; over-long text is cut with truncated: true. No WebAssembly trap escapes.
  * An unknown task or model name is an Error suggesting the closest known names; a model the npm package does not

@@ -177,7 +177,7 @@ async function play(c, settle) {
 /** A new image (a blob: an example's, a chosen or dropped file), scaled to MAX_SIDE; the previous caption goes. */
 async function setImage(c, blob, name, src = null) {
   const id = ++c.imageId;
-  const bitmap = await createImageBitmap(blob);
+  const bitmap = await createImageBitmap(blob, { imageOrientation: 'from-image' }); // upright, as the package reads it
   const s = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
   const w = Math.max(1, Math.round(bitmap.width * s));
   const h = Math.max(1, Math.round(bitmap.height * s));

@@ -1,7 +1,7 @@
 // Keeps the page's own files (HTML, JS, CSS, the .wasm, example images) for offline reloads. Network first: a
 // reachable server always wins, so a development reload never sees stale files; offline, the last copy is served.
 // Model bundles (/models/) are not handled here: the package caches them itself (env.cacheName).
-const CACHE = 'attnlens-page-v3';
+const CACHE = 'attnlens-page-v4';
 
 // The app shell, fetched at install time so that the very first visit already works offline on reload. Files a
 // build lacks (e.g. a task module) are skipped.
@@ -13,7 +13,9 @@ const SHELL = [
   './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js', '../wasm/pipelines/base.js', '../wasm/pipelines/contract.js',
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
   '../wasm/models.js', '../wasm/trace.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',
-  '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
+  '../wasm/pipelines/captioning.js', '../wasm/pipelines/vqa.js', '../wasm/pipelines/pointer.js',
+  '../wasm/pipelines/image.js', '../wasm/pipelines/png.js', '../wasm/pipelines/jpeg.js', '../wasm/pipelines/jpeg-scan.js',
+  '../wasm/pipelines/jpeg-pixels.js', '../wasm/pipelines/orientation.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
   '../wasm/dist-mt/attnlens-mt.mjs', '../wasm/dist-mt/attnlens-mt.wasm', '../wasm/dist-mt/attnlens-mt.worker.js',
   './examples/shapes-1.png', './examples/shapes-2.png', './examples/dog.jpg',
   './examples/surfer.jpg',

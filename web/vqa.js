@@ -95,7 +95,7 @@ function draw(v, col) {
 async function loadScene(v, src) {
   const res = await fetch(src);
   if (!res.ok) throw new Error(`HTTP ${res.status} for ${src}`);
-  const bitmap = await createImageBitmap(await res.blob());
+  const bitmap = await createImageBitmap(await res.blob(), { imageOrientation: 'from-image' });
   const ctx = new OffscreenCanvas(bitmap.width, bitmap.height).getContext('2d');
   ctx.drawImage(bitmap, 0, 0);
   v.image = { bitmap, pixels: ctx.getImageData(0, 0, bitmap.width, bitmap.height), src };

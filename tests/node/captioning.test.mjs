@@ -80,7 +80,7 @@ test('bad images give a caption or a clear Error', async () => {
   await assert.rejects(caption({ data: new Uint8ClampedArray(200), width: 10, height: 10, channels: 2 }, opts), RangeError);
   await assert.rejects(caption({ data: [1, 2, 3, 4], width: 1, height: 1 }, opts), /Uint8ClampedArray or Uint8Array/);
   await assert.rejects(caption({ data: new Uint8ClampedArray(4), width: 1.5, height: 1 }, opts), RangeError);
-  await assert.rejects(caption('https://example.com/dog.jpg', opts), /needs a browser/);
+  await assert.rejects(caption('ftp://example.com/dog.jpg', opts), /attnlens: image-to-text: unsupported URL scheme ftp:/);
   await assert.rejects(caption(42, opts), TypeError);
   await assert.rejects(caption(null, opts), TypeError);
   // 1×1

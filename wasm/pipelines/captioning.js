@@ -9,14 +9,16 @@
 //   //   attentions: AttentionMaps (wasm/trace.js) of [{ name: 'visual', layer: -1, head: -1, dims: [T, g, g] (g = 11: the 352×352 input), data: Float32Array }],
 //   //   betas: Float32Array [T], finished: true, score: -6.1, num_beams: 3 }
 //
-// Inputs: ImageData; { data: Uint8Array | Uint8ClampedArray, width, height, channels? } (channels 4 = RGBA, the
-// default, 3 = RGB, 1 = grey; data.length must be exactly width·height·channels); in browsers also an
-// HTMLImageElement, ImageBitmap, canvas, Blob, or an image URL (string or URL), decoded with createImageBitmap and
-// read back from an OffscreenCanvas; or an array of those (→ an array of results).
+// Inputs (wasm/pipelines/image.js): ImageData or { data: Uint8Array | Uint8ClampedArray, width, height, channels? }
+// (channels 4 = RGBA, the default, 3 = RGB, 1 = grey; data.length exactly width·height·channels); a PNG or JPEG as a
+// file path (Node), a file:, http(s): or data: URL, or the file's bytes (Buffer, Uint8Array, ArrayBuffer, Blob) —
+// decoded in Node by png.js / jpeg.js, in browsers by createImageBitmap, EXIF orientation applied; in browsers also
+// an HTMLImageElement, ImageBitmap or canvas; or an array of those (→ an array of results). Errors name the task.
 // The engine composites alpha over white and resizes to the bundle's input size s × s itself (bilinear, half-pixel
-// centres), so any size from 1×1 to 65536 pixels per side works; only the ≤ 2s source rows the resize needs are copied into WebAssembly,
-// so large ImageData (8000×8000 = 256 MB) costs no second copy. Browser-decoded images above 16 777 216 pixels are
-// first drawn at a smaller size (aspect kept) to bound the canvas memory.
+// centres), so any size from 1×1 to 65536 pixels per side works (an encoded file: 16384); only the ≤ 2s source rows
+// the resize needs are copied into WebAssembly, so large ImageData (8000×8000 = 256 MB) costs no second copy.
+// Browser-decoded images above 16 777 216 pixels are first drawn at a smaller size (aspect kept) to bound the canvas
+// memory.
 // Run options: num_beams (default: the bundle's, 3; 1 = greedy), max_new_tokens (default: the bundle's max_len,
 // counting the <end> step), output_attentions (default true), allow_unk (default false: the search never emits
 // '<unk>' — greedy takes the best other word, beam search never keeps it; true = the reference search exactly).
@@ -36,128 +38,15 @@
 // num_beams is 0. Options: output_attentions only. Errors: text not a string → TypeError; an empty caption or one of
 // more than 1000 words → Error from the engine; the image as for a caption.
 import { getModule } from '../core.js';
-import { checkBytes, describe as describeValue, toWellFormed } from './input.js';
+import { describe as describeValue, toWellFormed } from './input.js';
+import { checkPixels, toPixels } from './image.js';
 import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
 import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
 const TASK = 'image-to-text';
-const MAX_BROWSER_PIXELS = 16777216;
-const MAX_SIDE = 65536;
 
 const isPixelArray = (d) => d instanceof Uint8ClampedArray || d instanceof Uint8Array;
-
-function describe(input) {
-  if (input === null) return 'null';
-  if (typeof input !== 'object') return typeof input;
-  return input.constructor?.name ?? 'object';
-}
-
-// Browser image sources → { data, width, height } through createImageBitmap + OffscreenCanvas (or a <canvas>).
-async function decodeInBrowser(input) {
-  if (typeof createImageBitmap !== 'function') {
-    throw new TypeError('attnlens: image-to-text: decoding images or URLs needs a browser (createImageBitmap); in Node ' +
-      `pass { data, width, height } with RGBA bytes (got ${describe(input)})`);
-  }
-  let source = input;
-  if (typeof input === 'string' || input instanceof URL) {
-    const base = typeof location === 'object' && location !== null && location.href ? location.href : undefined;
-    const url = new URL(String(input), base);
-    let response;
-    try {
-      response = await fetch(url.href);
-    } catch (err) {
-      throw new Error(`attnlens: fetching the image ${url.href} failed (${err.message})`);
-    }
-    if (!response.ok) throw new Error(`attnlens: fetching the image ${url.href} failed with HTTP ${response.status}`);
-    source = await response.blob();
-  } else if (typeof HTMLImageElement !== 'undefined' && input instanceof HTMLImageElement) {
-    if (!input.complete || input.naturalWidth === 0) {
-      try {
-        await input.decode();
-      } catch (err) {
-        throw new Error(`attnlens: the image element could not be decoded (${err?.message ?? err}); is its src valid?`);
-      }
-    }
-  }
-  let bitmap;
-  try {
-    bitmap = await createImageBitmap(source, { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
-  } catch (err) {
-    throw new Error(`attnlens: the image could not be decoded (${err?.message ?? err})`);
-  }
-  try {
-    let { width, height } = bitmap;
-    if (width === 0 || height === 0) throw new Error('attnlens: the image is empty (0 pixels)');
-    if (width * height > MAX_BROWSER_PIXELS) {
-      const s = Math.sqrt(MAX_BROWSER_PIXELS / (width * height));
-      width = Math.max(1, Math.floor(width * s));
-      height = Math.max(1, Math.floor(height * s));
-    }
-    let canvas;
-    if (typeof OffscreenCanvas === 'function') {
-      canvas = new OffscreenCanvas(width, height);
-    } else {
-      canvas = document.createElement('canvas');
-      canvas.width = width;
-      canvas.height = height;
-    }
-    const ctx = canvas.getContext('2d', { willReadFrequently: true });
-    if (!ctx) throw new Error('attnlens: no 2D canvas context to read the image pixels');
-    ctx.drawImage(bitmap, 0, 0, width, height);
-    const img = ctx.getImageData(0, 0, width, height);
-    return { data: img.data, width: img.width, height: img.height, channels: 4 };
-  } finally {
-    bitmap.close?.();
-  }
-}
-
-// { data, width, height, channels? } (or ImageData) → checked pixels: wrong types are TypeErrors, bad sizes and byte
-// counts RangeErrors, all before WebAssembly is called.
-function checkPixels(input) {
-  const { width, height } = input;
-  const channels = input.channels ?? 4;
-  for (const [name, v] of [['width', width], ['height', height]]) {
-    if (typeof v !== 'number') throw new TypeError(`attnlens: image ${name} must be a number, got ${typeof v}`);
-    if (!Number.isInteger(v) || v < 0) {
-      throw new RangeError(`attnlens: image width and height must be non-negative integers, got ${String(width)}x${String(height)}`);
-    }
-    if (v > MAX_SIDE) {
-      throw new RangeError(`attnlens: the image is too large: ${String(width)}x${String(height)}; each side must be at most ${MAX_SIDE} pixels`);
-    }
-  }
-  if (typeof channels !== 'number') throw new TypeError(`attnlens: image channels must be a number, got ${typeof channels}`);
-  if (![1, 3, 4].includes(channels)) {
-    throw new RangeError(`attnlens: image channels must be 4 (RGBA), 3 (RGB) or 1 (grey), got ${String(channels)}`);
-  }
-  // Detached (transferred) buffers are refused; SharedArrayBuffer-backed pixels are read in place (only the
-  // rows the resize needs are copied into WebAssembly).
-  const data = checkBytes(input.data, 'the image data', { copyShared: false });
-  if (width === 0 || height === 0) throw new RangeError(`attnlens: the image is empty (${width}x${height} pixels)`);
-  const need = width * height * channels;
-  if (data.length !== need) {
-    throw new RangeError(`attnlens: the image data has ${data.length} bytes; a ${width}x${height} image with ` +
-      `${channels} channel${channels > 1 ? 's' : ''} needs exactly ${need}`);
-  }
-  return { data, width, height, channels };
-}
-
-// Also used by the visual-question-answering pipeline (pipelines/vqa.js).
-export async function toPixels(input) {
-  if (input !== null && typeof input === 'object' && isPixelArray(input.data) && 'width' in input && 'height' in input) {
-    // ImageData or { data, width, height, channels? }
-    return checkPixels(input);
-  }
-  if (input !== null && typeof input === 'object' && 'data' in input && 'width' in input && !isPixelArray(input.data)) {
-    throw new TypeError('attnlens: image data must be a Uint8ClampedArray or Uint8Array of RGBA bytes, ' +
-      `got ${describe(input.data)}`);
-  }
-  if (typeof input === 'string' || input instanceof URL || (input !== null && typeof input === 'object')) {
-    return decodeInBrowser(input);
-  }
-  throw new TypeError('attnlens: image-to-text input must be ImageData, { data, width, height }, an image element, ' +
-    `a Blob or an image URL, got ${describe(input)}`);
-}
 
 /**
  * @param {{ name: string, config: object, configText: string, files: Record<string, Uint8Array>,
@@ -188,11 +77,11 @@ export async function createCaptioningPipeline(bundle, options = {}) {
     if (Array.isArray(input)) {
       // One engine call for the list: the images are shared among the engine's threads (the threaded module).
       const images = [];
-      for (const x of input) images.push(await toPixels(x));
+      for (const x of input) images.push(await toPixels(x, TASK));
       return live().captionMany(images.map((px) => ({ data: px.data, width: px.width, height: px.height,
         channels: px.channels })), paramsJson).map((r) => shape(r, outputAttentions));
     }
-    const px = await toPixels(input);
+    const px = await toPixels(input, TASK);
     return shape(live().caption(px.data, px.width, px.height, px.channels, paramsJson), outputAttentions);
   };
   const methods = {
@@ -202,7 +91,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
         throw new TypeError(`attnlens: attend() caption must be a string, got ${describeValue(text)}`);
       }
       const o = checkContractOptions(attendContract, attendOptions, 'call', `${TASK} attend`);
-      const px = await toPixels(input);
+      const px = await toPixels(input, TASK);
       return shape(live().attend(px.data, px.width, px.height, px.channels, toWellFormed(text),
         engineJson(attendContract, o)), o.output_attentions ?? true, true);
     },
@@ -212,7 +101,7 @@ export async function createCaptioningPipeline(bundle, options = {}) {
       if (px === null || typeof px !== 'object' || !isPixelArray(px.data)) {
         throw new TypeError('attnlens: encode() takes { data: Uint8ClampedArray | Uint8Array, width, height, channels? }');
       }
-      const p = checkPixels(px);
+      const p = checkPixels(px, TASK);
       return live().encode(p.data, p.width, p.height, p.channels);
     },
     /** Grid (from encode) → the caption object of the engine, for benchmarks. */

@@ -11,15 +11,15 @@
 //
 // Maps (layer 0 = word level, 1 = question level): 'region_attention' [7, 7], 'word_attention' [T], 'affinity'
 // [T, 49] (co-attention) or 'aoa_matching' / 'aoa_alpha' / 'aoa_beta' [T, 49] (word × region), and
-// 'count_density' [7, 7] (layer 1). Images as for 'image-to-text' (ImageData, { data, width, height, channels? },
-// in browsers also elements, Blobs and URLs). Run options: output_attentions (default true).
+// 'count_density' [7, 7] (layer 1). Images as for 'image-to-text' (wasm/pipelines/image.js: raw pixels, PNG/JPEG
+// paths, URLs and bytes, in browsers also elements). Run options: output_attentions (default true).
 // Errors: a question that is not a string, or a wrong option type → TypeError, before WebAssembly runs; an empty
 // question, one with no known word or with more than vqa.maxQuestionWords words → Error from the engine; the image
 // as for 'image-to-text'.
 import { getModule } from '../core.js';
 import { describe, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline, encoderBundle } from './base.js';
-import { toPixels } from './captioning.js';
+import { toPixels } from './image.js';
 import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { AttentionMaps } from '../trace.js';
 
@@ -49,13 +49,13 @@ export async function createVqaPipeline(bundle, options = {}) {
   const call = async (live, image, question, runOptions = {}) => {
     const q = questionOf(question);
     const params = paramsOf(runOptions);
-    const px = await toPixels(image);
+    const px = await toPixels(image, TASK);
     return shape(live().answer(px.data, px.width, px.height, px.channels, q, params));
   };
   const methods = {
     /** Lower level: pixels → the grid Float32Array [7·7·1285] the model reads (copies the image into the heap). */
     encode: async (live, image) => {
-      const px = await toPixels(image);
+      const px = await toPixels(image, TASK);
       return live().encode(px.data, px.width, px.height, px.channels);
     },
     /** A grid (from encode(), or the goldens) and a question → the same result as a call. */

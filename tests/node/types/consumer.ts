@@ -1,7 +1,7 @@
 // A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
 // compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
 import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline, AttentionMaps } from '../../../wasm/index.js';
-import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap } from '../../../wasm/index.js';
+import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap, ImageSource } from '../../../wasm/index.js';
 
 export async function demo(): Promise<number> {
   await init({ wasmUrl: new URL('https://example.org/attnlens.wasm') });
@@ -57,4 +57,19 @@ export async function sortNumbers(): Promise<number> {
   await sort([1, 2], { num_beams: 2 });
   sort.dispose();
   return order.length + (pointer?.data.length ?? 0) + step.length + sort.maxLength + (ok ? 1 : 0);
+}
+
+// Images as people have them: a path, a URL, the file's bytes, a Blob, or raw pixels.
+export async function images(bytes: Uint8Array): Promise<number> {
+  const caption = await pipeline('image-to-text');
+  const source: ImageSource = bytes.buffer;
+  const results = await caption(['photos/dog.jpg', new URL('file:///tmp/dog.png'), bytes, source, new Blob([new Uint8Array(bytes)]),
+    { data: new Uint8Array(4), width: 1, height: 1 }]);
+  const vqa = await pipeline('visual-question-answering');
+  const answer = await vqa('scene.png', 'what colour is the circle ?');
+  // @ts-expect-error a number is not an image
+  await caption(42);
+  caption.dispose();
+  vqa.dispose();
+  return results.length + answer.answer.length;
 }
