@@ -38,24 +38,30 @@ def find_engine_cli(explicit=None):
                      "cmake --build build -j2 --target attnlens-cli`, or pass --cli PATH / set ATTNLENS_CLI")
 
 
-def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None, copy_numbers=True):
-    cmd = [cli, "translate", "--model", bundle, "--beams", str(beam)]
-    if not copy_numbers:
-        cmd += ["--no-copy-numbers"]
-    if alpha is not None:
-        cmd += ["--alpha", str(alpha)]
-    if max_new_tokens is not None:
-        cmd += ["--max-new-tokens", str(max_new_tokens)]
+def run_translate(cli, bundle, lines, flags):
+    """`attnlens-cli translate --model BUNDLE FLAGS...` over the lines: (one output line per input, seconds)."""
+    cmd = [cli, "translate", "--model", bundle] + [str(f) for f in flags]
     text = "".join(line.replace("\n", " ") + "\n" for line in lines)
     t0 = time.time()
     out = subprocess.run(cmd, input=text.encode("utf-8"), stdout=subprocess.PIPE, check=True).stdout
     seconds = time.time() - t0
-    hyps = out.decode("utf-8").split("\n")
-    if hyps and hyps[-1] == "":
-        hyps = hyps[:-1]
-    if len(hyps) != len(lines):
-        raise RuntimeError(f"attnlens-cli translate returned {len(hyps)} lines for {len(lines)} inputs")
-    return hyps, seconds
+    outputs = out.decode("utf-8").split("\n")
+    if outputs and outputs[-1] == "":
+        outputs = outputs[:-1]
+    if len(outputs) != len(lines):
+        raise RuntimeError(f"attnlens-cli translate returned {len(outputs)} lines for {len(lines)} inputs")
+    return outputs, seconds
+
+
+def translate(cli, bundle, lines, beam, alpha=None, max_new_tokens=None, copy_numbers=True):
+    flags = ["--beams", beam]
+    if not copy_numbers:
+        flags += ["--no-copy-numbers"]
+    if alpha is not None:
+        flags += ["--alpha", alpha]
+    if max_new_tokens is not None:
+        flags += ["--max-new-tokens", max_new_tokens]
+    return run_translate(cli, bundle, lines, flags)
 
 
 _FINAL_PUNCT = re.compile(r"\s*[.?!…]+[\"'“”»«]*\s*$")
