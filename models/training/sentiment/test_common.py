@@ -12,6 +12,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 import export  # noqa: E402
+import train  # noqa: E402
 from word_vectors import ptb_like_tokens  # noqa: E402
 
 SMALL = {
@@ -104,6 +105,26 @@ def test_vocab_order_and_specials():
     assert common.build_vocab(rows, 1) == ["<pad>", "<unk>", "a", "b", "c"]
     assert common.build_vocab(rows, 2) == ["<pad>", "<unk>", "a", "b"]
     assert common.encode(["a", "zzz"], {"a": 2}) == [2, common.UNK_ID]
+
+
+def test_lr_schedule():
+    f = train.lr_factor
+    assert f(0, 4, "cosine", 100) == 0.25 and f(3, 4, "cosine", 100) == 1.0  # linear warm-up
+    assert f(4, 4, "constant", 100) == 1.0 and f(99, 0, "constant", 100) == 1.0
+    assert abs(f(50, 0, "cosine", 100) - 0.5) < 1e-12 and f(0, 0, "cosine", 100) == 1.0
+    assert f(100, 0, "cosine", 100) == 0.0 and f(150, 0, "cosine", 100) == 0.0  # stays at 0 past the end
+    steps = [f(s, 0, "cosine", 100) for s in range(101)]
+    assert all(a >= b for a, b in zip(steps, steps[1:]))
+
+
+def test_ema_update():
+    ema = {"w": torch.zeros(3), "n": torch.tensor([7])}
+    train.ema_update(ema, {"w": torch.ones(3), "n": torch.tensor([9])}, 0.999, 0)
+    assert torch.allclose(ema["w"], torch.full((3,), 0.9))  # d = min(0.999, 1/10): mostly the new weights
+    assert int(ema["n"]) == 7  # integer buffers are not averaged
+    ema = {"w": torch.zeros(3)}
+    train.ema_update(ema, {"w": torch.ones(3)}, 0.5, 10 ** 6)
+    assert torch.allclose(ema["w"], torch.full((3,), 0.5))  # d = decay once the step is large
 
 
 if __name__ == "__main__":
