@@ -4,6 +4,8 @@
 # Budgets (minutes of training, excluding dev evaluations) can be overridden: SELFATTN_MIN=10 RELATION_MIN=6.
 # THREADS=1 by default: on this shared, oversubscribed 2-core machine one torch thread ran a training step with
 # ~25x less CPU than two (OpenMP threads spin waiting for a descheduled partner); see README.md.
+# CLI (default build/attnlens-cli): when it exists, the engine's dev accuracy of sst2-selfattn and of its int8 variant
+# (scripts/quantize.mjs, what the npm package ships) is measured too and goes into the card.
 # OUT (bundles), RUNS (checkpoints) and REPORTS (json reports) default to the real locations; a smoke test
 # points them elsewhere.
 set -eu
@@ -15,6 +17,7 @@ OUT=${OUT:-models}
 RUNS=${RUNS:-$D/runs}
 REPORTS=${REPORTS:-$D}
 PY=/usr/bin/python3
+CLI=${CLI:-build/attnlens-cli}
 mkdir -p $D/cache "$RUNS" "$REPORTS"
 date -u +"start %FT%TZ"
 [ -f $D/cache/vec_ppmi200.npy ] || $PY $D/word_vectors.py --out $D/cache/vec_ppmi200.npy
@@ -30,5 +33,12 @@ $PY $D/export.py --checkpoint "$RUNS/selfattn_ppmi/best.pt" --out "$OUT/sst2-sel
 $PY $D/export.py --checkpoint "$RUNS/relation_ppmi/best.pt" --out "$OUT/sst2-relation" --report-dir "$REPORTS"
 $PY $D/evaluate.py --bundle "$OUT/sst2-selfattn" > "$REPORTS/eval_sst2-selfattn.json"
 $PY $D/evaluate.py --bundle "$OUT/sst2-relation" > "$REPORTS/eval_sst2-relation.json"
+if [ -x "$CLI" ]; then
+    Q=$(mktemp -d)
+    node scripts/quantize.mjs "$OUT/sst2-selfattn" "$Q/sst2-selfattn"
+    $PY $D/evaluate_engine.py --cli "$CLI" --bundle "$OUT/sst2-selfattn" --json "$REPORTS/eval_engine_sst2-selfattn.json"
+    $PY $D/evaluate_engine.py --cli "$CLI" --bundle "$Q/sst2-selfattn" --json "$REPORTS/eval_engine_sst2-selfattn_int8.json"
+    rm -r "$Q"
+fi
 $PY $D/make_model_card.py --models-dir "$OUT" --runs-dir "$RUNS" --report-dir "$REPORTS"
 date -u +"end %FT%TZ"

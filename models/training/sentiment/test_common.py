@@ -12,6 +12,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 import export  # noqa: E402
+import train  # noqa: E402
 from word_vectors import ptb_like_tokens  # noqa: E402
 
 SMALL = {
@@ -104,6 +105,45 @@ def test_vocab_order_and_specials():
     assert common.build_vocab(rows, 1) == ["<pad>", "<unk>", "a", "b", "c"]
     assert common.build_vocab(rows, 2) == ["<pad>", "<unk>", "a", "b"]
     assert common.encode(["a", "zzz"], {"a": 2}) == [2, common.UNK_ID]
+
+
+def test_lr_schedule():
+    f = train.lr_factor
+    assert f(0, 4, "cosine", 0.0) == 0.25 and f(3, 4, "cosine", 0.0) == 1.0  # linear warm-up
+    assert f(4, 4, "constant", 0.5) == 1.0 and f(99, 0, "constant", 1.0) == 1.0
+    assert abs(f(50, 0, "cosine", 0.5) - 0.5) < 1e-12 and f(0, 0, "cosine-time", 0.0) == 1.0
+    assert f(100, 0, "cosine", 1.0) == 0.0 and f(150, 0, "cosine-time", 1.5) == 0.0  # stays at 0 past the end
+    steps = [f(s, 0, "cosine", s / 100) for s in range(101)]
+    assert all(a >= b for a, b in zip(steps, steps[1:]))
+
+
+def test_ema_update():
+    ema = {"w": torch.zeros(3), "n": torch.tensor([7])}
+    train.ema_update(ema, {"w": torch.ones(3), "n": torch.tensor([9])}, 0.999, 0)
+    assert torch.allclose(ema["w"], torch.full((3,), 0.9))  # d = min(0.999, 1/10): mostly the new weights
+    assert int(ema["n"]) == 7  # integer buffers are not averaged
+    ema = {"w": torch.zeros(3)}
+    train.ema_update(ema, {"w": torch.ones(3)}, 0.5, 10 ** 6)
+    assert torch.allclose(ema["w"], torch.full((3,), 0.5))  # d = decay once the step is large
+
+
+def test_clip_gradients_sparse_matches_dense():
+    # the same gradients, once dense and once sparse with a repeated row: same norm, same clipped values
+    torch.manual_seed(0)
+    w = torch.randn(6, 3)
+    idx = torch.tensor([[1, 4, 1]])
+    vals = torch.randn(3, 3) * 10
+    dense, sparse = torch.zeros(6, 3, requires_grad=True), torch.zeros(6, 3, requires_grad=True)
+    dense.grad = torch.sparse_coo_tensor(idx, vals, (6, 3)).to_dense()
+    sparse.grad = torch.sparse_coo_tensor(idx, vals, (6, 3))
+    other_d, other_s = w.clone().requires_grad_(), w.clone().requires_grad_()
+    other_d.grad, other_s.grad = torch.ones(6, 3), torch.ones(6, 3)
+    n_dense = train.clip_gradients([dense, other_d], 5.0)
+    n_sparse = train.clip_gradients([sparse, other_s], 5.0)
+    assert abs(float(n_dense) - float(n_sparse)) < 1e-4 and float(n_dense) > 5.0
+    assert torch.allclose(sparse.grad.to_dense(), dense.grad, atol=1e-6)
+    assert torch.allclose(other_s.grad, other_d.grad, atol=1e-6)
+    assert float(torch.sqrt((dense.grad ** 2).sum() + (other_d.grad ** 2).sum())) < 5.0 + 1e-3
 
 
 if __name__ == "__main__":

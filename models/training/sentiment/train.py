@@ -5,11 +5,29 @@ Run (always under the team's training lock, two threads):
   nohup flock /tmp/attnlens-train.lock /usr/bin/python3 models/training/sentiment/train.py \
       --model selfattn --vectors models/training/sentiment/cache/vec_ppmi200.npy --max-minutes 14 \
       --run models/training/sentiment/runs/selfattn > LOG 2>&1 &
-A run directory holds last.pt (resume with --resume) and best.pt (best dev accuracy), plus log.jsonl.
+A run directory holds last.pt (resume with --resume), best.pt (best dev accuracy), final.pt (the weights at the
+end of the run: its --epochs done or its budget spent) and log.jsonl.
+
+Regularisers and averaging (all off by default, so older commands train as before):
+  --schedule cosine   learning rate lr·½(1 + cos(π·step/total)) after --warmup-steps of linear warm-up, total =
+                      --epochs × batches per epoch: a function of the step only, so --resume continues it exactly
+  --schedule cosine-time   the same with progress = training seconds / (--max-minutes · 60): the rate reaches 0
+                      when the budget ends however busy the machine is (the stopping step then depends on the
+                      machine's load, as any budgeted run's does); the seconds are in last.pt, so --resume
+                      continues it
+  --ema d             exponential moving average of the weights, θ̄ ← d_t θ̄ + (1 − d_t) θ with
+                      d_t = min(d, (1 + t)/(10 + t)); dev evaluations, best.pt and final.pt use θ̄ (the model
+                      that is exported), last.pt keeps both
+  --word-dropout p    each training token (not padding) becomes <unk> with probability p
+  --weight-decay w    decoupled weight decay (AdamW) on every weight except the embedding
+  --sparse-embedding  the embedding gets sparse gradients (only the rows of the batch's words) and its own lazy
+                      Adam (torch.optim.SparseAdam: moments of absent rows do not move), gradients clipped jointly
+                      as before; ~1.5x fewer CPU seconds per step (the dense 14k x 200 update dominates otherwise)
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -29,6 +47,45 @@ DEFAULTS = {
 }
 
 
+def lr_factor(step, warmup_steps, schedule, progress):
+    """Learning-rate multiplier at optimizer step `step` (0-based): linear warm-up over `warmup_steps`, then 1
+    (constant) or ½(1 + cos(π·progress)) (cosine: progress runs from 0 to 1 over the run, see main)."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if schedule != "constant":
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+    return 1.0
+
+
+@torch.no_grad()
+def clip_gradients(params, max_norm):
+    """torch.nn.utils.clip_grad_norm_ (the same total 2-norm and factor max_norm / (norm + 1e-6) when it is below 1),
+    also for a sparse gradient (a sparse embedding's), which is coalesced first so that repeated rows add up."""
+    if not any(p.grad is not None and p.grad.is_sparse for p in params):
+        return torch.nn.utils.clip_grad_norm_(params, max_norm)
+    for p in params:
+        if p.grad is not None and p.grad.is_sparse:
+            p.grad = p.grad.coalesce()
+    grads = [p.grad for p in params if p.grad is not None]
+    total = torch.sqrt(sum(((g._values() if g.is_sparse else g).double() ** 2).sum() for g in grads))
+    coef = max_norm / (float(total) + 1e-6)
+    if coef < 1:
+        for p in params:
+            if p.grad is not None:
+                p.grad = p.grad * coef if p.grad.is_sparse else p.grad.mul_(coef)
+    return total
+
+
+@torch.no_grad()
+def ema_update(ema, state, decay, step):
+    """θ̄ ← d θ̄ + (1 − d) θ for every floating tensor, d = min(decay, (1 + step)/(10 + step)) (a short memory
+    while θ̄ still holds the initial weights)."""
+    d = min(decay, (1 + step) / (10 + step))
+    for k, v in state.items():
+        if v.dtype.is_floating_point:
+            ema[k].mul_(d).add_(v, alpha=1 - d)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", choices=sorted(DEFAULTS), required=True)
@@ -45,6 +102,12 @@ def main():
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--evals-per-epoch", type=int, default=4)
     ap.add_argument("--max-minutes", type=float, required=True)
+    ap.add_argument("--schedule", choices=["constant", "cosine", "cosine-time"], default="constant")
+    ap.add_argument("--warmup-steps", type=int, default=0)
+    ap.add_argument("--ema", type=float, default=0.0, help="weight-averaging decay d (0 = off), e.g. 0.999")
+    ap.add_argument("--word-dropout", type=float, default=0.0)
+    ap.add_argument("--weight-decay", type=float, default=0.0)
+    ap.add_argument("--sparse-embedding", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--threads", type=int, default=2,
@@ -79,22 +142,53 @@ def main():
     n_params = sum(p.numel() for p in model.parameters())
     emb_params = [model.embedding.weight]
     other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
-    opt = torch.optim.Adam([{"params": other}, {"params": emb_params, "lr": args.lr * args.emb_lr_scale}],
-                           lr=args.lr)
+    if args.sparse_embedding:
+        model.embedding.sparse = True
+        opts = [torch.optim.AdamW([{"params": other, "weight_decay": args.weight_decay}], lr=args.lr),
+                torch.optim.SparseAdam(emb_params, lr=args.lr * args.emb_lr_scale)]
+    else:
+        opts = [torch.optim.AdamW([{"params": other, "weight_decay": args.weight_decay},
+                                   {"params": emb_params, "lr": args.lr * args.emb_lr_scale, "weight_decay": 0.0}],
+                                  lr=args.lr)]
+    opt = opts[0]
+    groups = [g for o in opts for g in o.param_groups]
+    base_lrs = [g["lr"] for g in groups]
+    total_steps = args.epochs * len(common.make_batches(train_enc, args.batch_size, shuffle=False))
+    ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if args.ema > 0 else None
 
     state = dict(epoch=0, step=0, best_dev=-1.0, best_step=-1, train_seconds=0.0)
     last = os.path.join(args.run, "last.pt")
     if args.resume and os.path.exists(last):
         ck = torch.load(last)
         model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["opt"])
+        for o, sd in zip(opts, ck["opts"] if "opts" in ck else [ck["opt"]]):
+            o.load_state_dict(sd)
         state = ck["state"]
+        if ema is not None:
+            ema = ck["ema"]
         print(f"resumed from {last}: {state}", flush=True)
     meta = dict(cfg=cfg, args=vars(args), vocab=vocab, n_params=n_params, command=" ".join(sys.argv))
     print(json.dumps({k: v for k, v in meta.items() if k != "vocab"}), flush=True)
 
-    def save(path):
-        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), state=state, meta=meta), path)
+    def save(path, weights=None):
+        """weights=None: the training state (raw weights, optimizer, EMA); else a checkpoint of `weights`."""
+        if weights is None:
+            torch.save(dict(model=model.state_dict(), opts=[o.state_dict() for o in opts], state=state, meta=meta,
+                            ema=ema), path)
+        else:
+            torch.save(dict(model=weights, state=state, meta=meta), path)
+
+    def evaluated_weights():
+        return {k: v.clone() for k, v in (ema if ema is not None else model.state_dict()).items()}
+
+    def dev_accuracy():
+        if ema is None:
+            return common.accuracy(model, dev_enc)
+        raw = {k: v.clone() for k, v in model.state_dict().items()}
+        model.load_state_dict(ema)
+        acc = common.accuracy(model, dev_enc)
+        model.load_state_dict(raw)
+        return acc
 
     budget = args.max_minutes * 60
     done = False
@@ -111,16 +205,27 @@ def main():
         for bi in range(start, len(batches)):
             model.train()
             ids, lengths, labels = common.collate(train_enc, batches[bi])
+            if args.word_dropout > 0:
+                drop = (torch.rand(ids.shape) < args.word_dropout) & (ids != common.PAD_ID)
+                ids = ids.masked_fill(drop, common.UNK_ID)
+            for g, base in zip(groups, base_lrs):
+                progress = (state["step"] / total_steps if args.schedule == "cosine" else
+                            (state["train_seconds"] + time.time() - t_seg) / budget)
+                g["lr"] = base * lr_factor(state["step"], args.warmup_steps, args.schedule, progress)
             logits, att = model(ids, lengths)
             loss = F.cross_entropy(logits, labels)
             pen = torch.zeros(())
             if args.model == "selfattn" and args.penalty > 0:
                 pen = common.SelfAttnClassifier.penalty(att)
                 loss = loss + args.penalty * pen
-            opt.zero_grad()
+            for o in opts:
+                o.zero_grad(set_to_none=args.sparse_embedding)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
+            clip_gradients(list(model.parameters()), 5.0)
+            for o in opts:
+                o.step()
+            if ema is not None:
+                ema_update(ema, model.state_dict(), args.ema, state["step"])
             state["step"] += 1
             tot_loss += float(loss)
             tot_pen += float(pen)
@@ -130,9 +235,10 @@ def main():
             if (bi + 1) % eval_every == 0 or last_batch or out_of_time:
                 state["train_seconds"] += time.time() - t_seg
                 t_seg = time.time()
-                acc = common.accuracy(model, dev_enc)
+                acc = dev_accuracy()
                 rec = dict(epoch=state["epoch"], batch=bi + 1, step=state["step"], loss=tot_loss / nb,
-                           penalty=tot_pen / nb, dev_acc=acc, train_minutes=state["train_seconds"] / 60)
+                           penalty=tot_pen / nb, dev_acc=acc, train_minutes=state["train_seconds"] / 60,
+                           lr=opt.param_groups[0]["lr"])
                 tot_loss = tot_pen = 0.0
                 nb = 0
                 print(json.dumps(rec), flush=True)
@@ -143,8 +249,10 @@ def main():
                     state["epoch"] += 1
                 if acc > state["best_dev"]:
                     state["best_dev"], state["best_step"] = acc, state["step"]
-                    save(os.path.join(args.run, "best.pt"))
+                    save(os.path.join(args.run, "best.pt"), evaluated_weights())
                 save(last)
+                if state["epoch"] >= args.epochs or out_of_time:
+                    save(os.path.join(args.run, "final.pt"), evaluated_weights())
                 t_seg = time.time()
                 if out_of_time:
                     done = True
