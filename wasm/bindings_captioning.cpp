@@ -7,16 +7,13 @@
 // in JS) therefore costs the WASM heap one row (32 KB), never a copy of the image.
 #include "bindings_common.h"
 
-using emscripten::val;
-namespace api = attnlens::api;
-using namespace attnlens::wasm_bind;
+using namespace attnlens::wasm_bind;  // also val and api
 
 namespace {
 
-class CaptionerBinding {
+class CaptionerBinding : public ModelBinding<api::Captioner> {
  public:
-  static constexpr const char* kJsName = "Captioner";
-  explicit CaptionerBinding(std::unique_ptr<api::Captioner> c) : cap_(std::move(c)) {}
+  using ModelBinding::ModelBinding;
 
   // data: Uint8Array | Uint8ClampedArray of exactly width·height·channels bytes (channels 4, 3 or 1).
   val caption(const val& data, double width, double height, double channels, const std::string& params_json) const {
@@ -33,7 +30,7 @@ class CaptionerBinding {
     return guarded([&] {
       const JsPixels px = js_pixels(data, width, height, channels, "encode");
       const std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(data);
-      const api::Tensor g = cap_->encode(bytes.data(), bytes.size(), px.width, px.height, px.channels);
+      const api::Tensor g = model_->encode(bytes.data(), bytes.size(), px.width, px.height, px.channels);
       return js_copy(g.data);
     });
   }
@@ -42,11 +39,11 @@ class CaptionerBinding {
       const std::size_t gh = js_dimension(grid_h, "grid height"), gw = js_dimension(grid_w, "grid width");
       // Channels follow from the length (1280 for flickr8k-mobilenet, 1285 for shapes: + mean colour + position).
       const api::Tensor t = js_grid(grid, gh, gw, "captionGrid");
-      return to_js(cap_->caption_grid(t, api::caption_params(params_json)));
+      return to_js(model_->caption_grid(t, api::caption_params(params_json)));
     });
   }
-  double vocab_size() const { return static_cast<double>(cap_->vocab_size()); }
-  std::string config_json() const { return cap_->config_json(); }
+  double vocab_size() const { return static_cast<double>(model_->vocab_size()); }
+  std::string config_json() const { return model_->config_json(); }
 
   // images: a JS array of {data, width, height, channels} (checked like caption()'s) → an array of results
   // (api::Captioner::caption_many: the images shared among the engine's threads in the threaded module).
@@ -66,7 +63,7 @@ class CaptionerBinding {
         rows[i].resize(px.stride);
         list[i] = {js_row_reader(data.back(), px.stride, rows[i]), px.width, px.height, px.channels};
       }
-      const auto results = cap_->caption_many(list, api::caption_params(params_json));
+      const auto results = model_->caption_many(list, api::caption_params(params_json));
       return to_js_list(results);
     });
   }
@@ -80,23 +77,19 @@ class CaptionerBinding {
     std::vector<std::uint8_t> row(px.stride);
     const auto read_row = js_row_reader(data, px.stride, row);
     const std::size_t w = px.width, h = px.height, c = px.channels;
-    return to_js(caption ? cap_->attend_rows(read_row, w, h, *caption, params, c)
-                                : cap_->caption_rows(read_row, w, h, params, c));
+    return to_js(caption ? model_->attend_rows(read_row, w, h, *caption, params, c)
+                                : model_->caption_rows(read_row, w, h, params, c));
   }
 
-  std::unique_ptr<api::Captioner> cap_;
+ public:
+  static constexpr const char* kJsName = "Captioner";  // errors name it, bind_class registers it
 };
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlens_captioning) {
-  emscripten::class_<CaptionerBinding>(CaptionerBinding::kJsName)
-      .class_function("fromBundles", &from_two_bundles<CaptionerBinding, api::Captioner>, emscripten::allow_raw_pointers())
-      .function("caption", &CaptionerBinding::caption)
-      .function("captionMany", &CaptionerBinding::caption_many)
-      .function("attend", &CaptionerBinding::attend)
-      .function("encode", &CaptionerBinding::encode)
-      .function("captionGrid", &CaptionerBinding::caption_grid)
-      .function("vocabSize", &CaptionerBinding::vocab_size)
-      .function("configJson", &CaptionerBinding::config_json);
+  using B = CaptionerBinding;
+  bind_class<B>("fromBundles", &from_two_bundles<B, api::Captioner>, "caption", &B::caption, "captionMany",
+                &B::caption_many, "attend", &B::attend, "encode", &B::encode, "captionGrid", &B::caption_grid,
+                "vocabSize", &B::vocab_size, "configJson", &B::config_json);
 }

@@ -229,9 +229,11 @@ inline api::Tensor js_grid(const val& grid, std::size_t gh, std::size_t gw, cons
 // ---- results: any struct that lists its fields (fields(f), api/contract.h) → a plain JS object ---------------------
 // Keys are the field names (snake_case, as the package publishes them); values are copied out of the heap:
 // strings and numbers as they are, vector<float> / vector<int> as a Float32Array / Int32Array, other numeric
-// vectors (double, size_t) as an Array of numbers, vector<string> as an Array of strings, an AttentionTrace as
-// js_maps() (the form wasm/trace.js AttentionMaps takes), a struct with fields() as an object, and a vector of
-// those as an Array of objects.
+// vectors and std::arrays (double, size_t) as an Array of numbers, vector<string> as an Array of strings, an
+// AttentionTrace as js_maps() (the form wasm/trace.js AttentionMaps takes), a struct with fields() as an object (as
+// an Array of its fields when it declares kAsArray; an omitted Omittable field is no key), and a vector of those as
+// an Array.
+using attnlens::api::for_each_published;
 using attnlens::api::has_fields;
 using attnlens::api::is_vector;
 using attnlens::api::kUnknownFieldType;
@@ -244,11 +246,15 @@ val to_js(const T& v) {
     return val(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, attnlens::AttentionTrace>) {
     return js_maps(v);
+  } else if constexpr (has_fields<T>::value && attnlens::api::as_array<T>::value) {
+    val out = val::array();
+    for_each_published(v, [&out](const char*, const auto& x) { out.call<void>("push", to_js(x)); });
+    return out;
   } else if constexpr (has_fields<T>::value) {
     val out = val::object();
-    v.fields([&out](const char* name, const auto& x) { out.set(val(name), to_js(x)); });
+    for_each_published(v, [&out](const char* name, const auto& x) { out.set(val(name), to_js(x)); });
     return out;
-  } else if constexpr (is_vector<T>::value) {
+  } else if constexpr (is_vector<T>::value || attnlens::api::is_std_array<T>::value) {
     using E = typename T::value_type;
     if constexpr (std::is_same_v<E, float> || std::is_same_v<E, std::int32_t>) {
       return js_copy(v);
@@ -300,20 +306,50 @@ inline std::map<std::string, std::string> js_bundle_files(const val& files, cons
   return out;
 }
 
+// What every task's binding class holds: its model (Embind owns the binding, the binding owns the model).
+template <typename Model>
+class ModelBinding {
+ public:
+  explicit ModelBinding(std::unique_ptr<Model> model) : model_(std::move(model)) {}
+
+ protected:
+  std::unique_ptr<Model> model_;
+};
+
+// The body of every task's factory (fromBundle, fromBundles): runs make(what) under guarded() and wraps the model
+// it returns in a new Binding (Embind owns it). `what` ("Translator.fromBundle") names the call in errors.
+template <typename Binding, typename Make>
+Binding* new_binding(const char* factory, Make&& make) {
+  return guarded([&] { return new Binding(make(std::string(Binding::kJsName) + "." + factory)); });
+}
+
 // fromBundles(configText, weights, files: {[name]: string | Uint8Array}, encoderConfigText, encoderWeights, name)
 // of the tasks whose model comes as two bundles, a decoder and its image encoder (Captioner, VisualQA): Model's
-// from_memory over the bytes, wrapped in a new Binding (Embind owns it); errors name Binding::kJsName.
+// from_memory over the bytes.
 template <typename Binding, typename Model>
 Binding* from_two_bundles(const std::string& config_text, const std::string& weights, const val& files,
                           const std::string& encoder_config_text, const std::string& encoder_weights,
                           const std::string& name) {
-  return guarded([&] {
-    const std::string what = std::string(Binding::kJsName) + ".fromBundles";
-    const std::map<std::string, std::string> file_map = js_bundle_files(files, what);
-    std::unique_ptr<Model> model = Model::from_memory(config_text, js_bytes(weights), file_map, encoder_config_text,
-                                                      js_bytes(encoder_weights), js_bundle_name(name));
-    return new Binding(std::move(model));
+  return new_binding<Binding>("fromBundles", [&](const std::string& what) {
+    return Model::from_memory(config_text, js_bytes(weights), js_bundle_files(files, what), encoder_config_text,
+                              js_bytes(encoder_weights), js_bundle_name(name));
   });
+}
+
+// Registers a task's binding class under Binding::kJsName: its factory (a class function taking raw pointers out)
+// and its methods, given as name, member pointer, name, member pointer, … — one registration for every task.
+template <typename Binding>
+void bind_methods(const emscripten::class_<Binding>&) {}
+template <typename Binding, typename Method, typename... Rest>
+void bind_methods(const emscripten::class_<Binding>& c, const char* name, Method method, Rest... rest) {
+  c.function(name, method);
+  bind_methods(c, rest...);
+}
+template <typename Binding, typename Factory, typename... Methods>
+void bind_class(const char* factory_name, Factory factory, Methods... methods) {
+  const emscripten::class_<Binding> c(Binding::kJsName);
+  c.class_function(factory_name, factory, emscripten::allow_raw_pointers());
+  bind_methods(c, methods...);
 }
 
 }  // namespace attnlens::wasm_bind

@@ -50,6 +50,15 @@ struct NumberCopy {
   std::string model_text;   // what the model wrote
   std::string text;         // what replaced it
   float weight = 0;         // the alignment weight of the match
+  int sentence = -1;        // in a translation of several sentences: which one (target_word indexes the whole)
+
+  // As results publish it (api/contract.h); `sentence` only when there are several.
+  template <class F>
+  void fields(F&& f) const {
+    f("source_number", source_number), f("target_word", target_word), f("model", model_text), f("text", text);
+    f("weight", weight);
+    if (sentence >= 0) f("sentence", sentence);
+  }
 };
 
 // Which target numbers to replace. `alignment_map`: the word-level cross map [target words, source words] of the

@@ -42,6 +42,12 @@ struct Link {
   int target = 0;  // target word
   bool operator==(const Link& o) const { return source == o.source && target == o.target; }
   bool operator<(const Link& o) const { return source != o.source ? source < o.source : target < o.target; }
+  // Published as the pair [source, target] (api/contract.h).
+  static constexpr bool kAsArray = true;
+  template <class F>
+  void fields(F&& f) const {
+    f("source", source), f("target", target);
+  }
 };
 
 // Links from a word-level cross map W [num_target, num_source], sorted by (source, target).

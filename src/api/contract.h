@@ -11,6 +11,8 @@
 // declaration.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -135,7 +137,56 @@ struct is_vector : std::false_type {};
 template <class E, class A>
 struct is_vector<std::vector<E, A>> : std::true_type {};
 template <class T>
+struct is_std_array : std::false_type {};
+template <class E, std::size_t N>
+struct is_std_array<std::array<E, N>> : std::true_type {};
+template <class T>
 inline constexpr bool kUnknownFieldType = false;  // for a static_assert naming an unconverted field type
+
+// A record that is published as the array of its fields, in order, instead of an object: it declares
+// `static constexpr bool kAsArray = true` (a word link [source, target]).
+template <class T, class = void>
+struct as_array : std::false_type {};
+template <class T>
+struct as_array<T, std::void_t<decltype(T::kAsArray)>> : std::bool_constant<T::kAsArray> {};
+
+// A field published only when it has something to say: f("qk", present_if(!qk.empty(), qk)) — the converters
+// leave the key out when `value` is null (field_names() still lists it).
+template <class T>
+struct Omittable {
+  const T* value = nullptr;
+};
+template <class T>
+Omittable<T> present_if(bool present, const T& v) {
+  return Omittable<T>{present ? &v : nullptr};
+}
+template <class T>
+struct is_omittable : std::false_type {};
+template <class T>
+struct is_omittable<Omittable<T>> : std::true_type {};
+
+// A row-major matrix kept as a flat vector, published as {dims: [rows, cols], data}.
+struct MatrixField {
+  std::vector<std::size_t> dims;
+  const std::vector<float>& data;
+  template <class F>
+  void fields(F&& f) const {
+    f("dims", dims), f("data", data);
+  }
+};
+
+// Calls put(name, value) for each field of `v` that is published (an Omittable without a value is left out): what
+// every converter of results walks.
+template <class T, class Put>
+void for_each_published(const T& v, Put&& put) {
+  v.fields([&put](const char* name, const auto& x) {
+    if constexpr (is_omittable<std::decay_t<decltype(x)>>::value) {
+      if (x.value != nullptr) put(name, *x.value);
+    } else {
+      put(name, x);
+    }
+  });
+}
 
 // The field names a result struct visits (fields(f)), for checking them against the declaration.
 template <class Result>

@@ -14,7 +14,9 @@
 #include "models/rnn_seq2seq.h"
 #include "models/seq2seq.h"
 #include "models/transformer_seq2seq.h"
+#include "api/translation_input.h"
 #include "text/bpe.h"
+#include "text/recase.h"
 #include "text/word_spans.h"
 
 namespace attnlens::api {
@@ -152,6 +154,17 @@ struct Translator::Impl {
   TranslationResult finish(Prepared& p, const decode::SearchResult& r, const TranslationParams& params) const;
   bool translate_batch(const std::vector<const std::string*>& texts, const TranslationParams& params,
                        std::vector<TranslationResult>& results) const;
+  // One sentence as the model gets it (no text handling), and a list of them (the threads and batches of
+  // translate_many); align() of one prepared pair.
+  TranslationResult translate_one(const std::string& text, const TranslationParams& params) const;
+  std::vector<TranslationResult> translate_list(const std::vector<std::string>& texts,
+                                                const TranslationParams& params) const;
+  TranslationResult align_one(const std::string& source, const std::string& target,
+                              const TranslationParams& params) const;
+  // The pieces a text takes under this translator's BPE (restore_case, the sentences' shared positions).
+  detail::PieceCount piece_count() const {
+    return [this](std::string_view t) { return tokenizer.encode(t).size(); };
+  }
 
   explicit Impl(const io::Bundle& b) {
     architecture = b.architecture();
@@ -289,13 +302,12 @@ std::vector<OptionSpec> map_options() {
       option("output_qk", OptionKind::kBoolean, call, false,
              "the query and key vectors behind every map (qk; Transformer translators only)"),
       option("restore_case", OptionKind::kBoolean, call, true,
-             "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it")
-          .package_only(),
+             "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it"),
   };
   return o;
 }
 
-std::vector<FieldSpec> translation_fields(bool forced) {
+std::vector<FieldSpec> translation_fields() {
   std::vector<FieldSpec> f = {
       {"text", "string", "the translation, detokenized"},
       {"source_tokens", "string[]", "BPE pieces of the source, '</s>' last (the columns of cross maps)"},
@@ -303,23 +315,23 @@ std::vector<FieldSpec> translation_fields(bool forced) {
       {"source_ids", "int32[]", "ids of source_tokens"},
       {"target_ids", "int32[]", "ids of target_tokens"},
       {"attentions", "maps", "'encoder_self', 'decoder_self', 'cross' per layer and head (RNN: one 'cross')"},
-      {"source_words", "Word[]", "source pieces merged into words, with string offsets into the input"},
-      {"target_words", "Word[]", "target pieces merged into words, with string offsets into `text`"},
+      {"source_words", "Word[]", "source pieces merged into words, with string indices into the caller's input"},
+      {"target_words", "Word[]", "target pieces merged into words, with string indices into `text`"},
       {"alignment", "Link[]", "hard word alignment [source word, target word], sorted"},
       {"alignment_method", "string", "how the alignment was made, e.g. 'head 1.0, argmax'"},
       {"alignment_map", "map", "the word-level cross map the alignment came from [target words, source words]"},
       {"word_attentions", "maps", "with word_maps: every map at word level"},
       {"qk", "maps", "with output_qk: '<kind>.query' and '<kind>.key' per layer and head"},
       {"number_copies", "NumberCopy[]", "with copy_numbers: the numbers replaced in `text`"},
+      {"token_logprobs", "float32[]", "align() only: each target piece's log-probability (</s> last)"},
       {"truncated", "boolean", "the source was cut to the model's positions"},
       {"score", "number", "sum of the output's log-probabilities"},
       {"num_beams", "integer", "the beams used"},
-      {"sentences", "TranslationResult[]", "one result per sentence of the input", false},
-      {"source_text", "string", "the text the engine saw, when it was re-cased", false},
-      {"source_start", "integer", "[start, end) of the translated text in the caller's input", false},
-      {"source_end", "integer", "the end of that span", false},
+      {"source_text", "string", "the text the engine saw, when it was re-cased"},
+      {"source_start", "integer", "translate(): [start, end) of the translated text in the caller's input"},
+      {"source_end", "integer", "translate(): the end of that span"},
+      {"sentences", "TranslationResult[]", "translate(): one result per sentence of the input"},
   };
-  if (forced) f.push_back({"token_logprobs", "float32[]", "each target piece's log-probability (</s> last)"});
   return f;
 }
 
@@ -337,13 +349,13 @@ const Contract& translation_contract() {
         option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight"),
     };
     for (auto& o : map_options()) options.push_back(std::move(o));
-    return Contract{"translation", "", std::move(options), translation_fields(false)};
+    return Contract{"translation", "", std::move(options), translation_fields()};
   }();
   return c;
 }
 
 const Contract& align_contract() {
-  static const Contract c{"translation", "align", map_options(), translation_fields(true)};
+  static const Contract c{"translation", "align", map_options(), translation_fields()};
   return c;
 }
 
@@ -368,6 +380,7 @@ TranslationParams translation_params(const std::string& params_json) {
   p.alignment_head = static_cast<int>(v.integer("alignment_head", p.alignment_head));
   p.word_maps = v.boolean("word_maps", p.word_maps);
   p.output_qk = v.boolean("output_qk", p.output_qk);
+  p.restore_case = v.boolean("restore_case", p.restore_case);
   return p;
 }
 
@@ -458,6 +471,8 @@ TranslationResult Translator::Impl::finish(Prepared& p, const decode::SearchResu
   }
   out.attentions = select_maps(std::move(out.attentions), params.attention_selection);
   out.word_attentions = select_maps(std::move(out.word_attentions), params.attention_selection);
+  detail::set_string_indices(out.source_words, text);
+  detail::set_string_indices(out.target_words, out.text);
   return std::move(out);
 }
 
@@ -508,12 +523,11 @@ bool Translator::Impl::translate_batch(const std::vector<const std::string*>& te
   return true;
 }
 
-std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
-                                                      const TranslationParams& params) const {
-  check_params(params);
+std::vector<TranslationResult> Translator::Impl::translate_list(const std::vector<std::string>& texts,
+                                                              const TranslationParams& params) const {
   std::vector<TranslationResult> out(texts.size());
-  const int beams = params.num_beams == 0 ? impl_->decoding.num_beams : params.num_beams;
-  if (beams == 1 && !params.output_qk && texts.size() > 1 && impl_->model->decodes_sources_together()) {
+  const int beams = params.num_beams == 0 ? decoding.num_beams : params.num_beams;
+  if (beams == 1 && !params.output_qk && texts.size() > 1 && model->decodes_sources_together()) {
     // Greedy lists: the texts in batches decoded together, the batches shared among the threads
     // (kernels/parallel.h; a batch's kernels stay on its thread). Each result equals translate()'s, bit for bit,
     // whatever batch it lands in. At most kMaxBatchRows texts a batch: each row holds its own key/value cache
@@ -538,13 +552,13 @@ std::vector<TranslationResult> Translator::translate_many(const std::vector<std:
       std::vector<const std::string*> mine;
       for (std::size_t i : dealt[b]) mine.push_back(&texts[i]);
       std::vector<TranslationResult> results;
-      if (!impl_->translate_batch(mine, params, results)) return;
+      if (!translate_batch(mine, params, results)) return;
       for (std::size_t j = 0; j < results.size(); ++j) out[dealt[b][j]] = std::move(results[j]);
       done[b] = 1;
     });
     for (std::size_t b = 0; b < batches; ++b)  // a batch the model could not take: one text at a time
       if (!done[b])
-        for (std::size_t i : dealt[b]) out[i] = translate(texts[i], params);
+        for (std::size_t i : dealt[b]) out[i] = translate_one(texts[i], params);
     return out;
   }
   // One text at a time (beams): the threads take the texts longest first, so that a long one does not start last
@@ -552,7 +566,7 @@ std::vector<TranslationResult> Translator::translate_many(const std::vector<std:
   const std::vector<std::size_t> by_length = longest_first(texts);
   kernels::parallel_each(texts.size(), [&](std::size_t j) {
     const std::size_t i = by_length[j];
-    out[i] = translate(texts[i], params);
+    out[i] = translate_one(texts[i], params);
   });
   return out;
 }
@@ -570,14 +584,49 @@ void Translator::check_params(const TranslationParams& params) const {
   check_alignment_params(params, impl_->alignment);
 }
 
-TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
+std::vector<TranslationResult> Translator::translate_many(const std::vector<std::string>& texts,
+                                                      const TranslationParams& params) const {
   check_params(params);
-  Impl::Prepared p = impl_->prepare(text, params);
+  // Every sentence of every text goes to the model in one list; each text's results are then assembled.
+  const detail::PieceCount pieces = impl_->piece_count();
+  std::vector<detail::InputPlan> plans;
+  plans.reserve(texts.size());
+  std::vector<std::string> units;
+  for (const std::string& t : texts) {
+    plans.push_back(detail::plan_input(t, params.restore_case, max_source_tokens(), pieces));
+    if (plans.back().sentences.empty()) units.emplace_back();  // an empty translation
+    for (const auto& u : plans.back().sentences) units.push_back(u.text);
+  }
+  std::vector<TranslationResult> results;
+  if (units.size() == 1) {
+    results.push_back(impl_->translate_one(units.front(), params));
+  } else {
+    results = impl_->translate_list(units, params);
+  }
+  std::vector<TranslationResult> out;
+  out.reserve(texts.size());
+  std::size_t at = 0;
+  for (const detail::InputPlan& plan : plans) {
+    const std::size_t n = std::max<std::size_t>(1, plan.sentences.size());
+    std::vector<TranslationResult> mine(std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(at)),
+                                        std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    at += n;
+    out.push_back(detail::assemble_input(plan, std::move(mine)));
+  }
+  return out;
+}
+
+TranslationResult Translator::translate(const std::string& text, const TranslationParams& params) const {
+  return std::move(translate_many({text}, params).front());
+}
+
+TranslationResult Translator::Impl::translate_one(const std::string& text, const TranslationParams& params) const {
+  Prepared p = prepare(text, params);
   if (p.ids.empty()) return std::move(p.out);
   // The maps come from the search itself: the encoder's from its one run, the decoder's recorded per step and row
   // and read back along the chosen hypothesis (models/seq2seq.h). Only when that recording would exceed
   // kMaxRecordedFloats (many beams over a long source and limit) are they recomputed by teacher forcing instead.
-  auto step = impl_->model->start(p.ids, p.want_maps ? &p.trace : nullptr);
+  auto step = model->start(p.ids, p.want_maps ? &p.trace : nullptr);
   const std::size_t rows = static_cast<std::size_t>(std::max(1, p.sp.num_beams));
   const std::size_t steps = static_cast<std::size_t>(p.sp.max_new_tokens);
   const bool record = p.want_maps && step->recorded_floats(rows, steps) <= kMaxRecordedFloats;
@@ -592,46 +641,59 @@ TranslationResult Translator::translate(const std::string& text, const Translati
       p.trace.clear();
       std::vector<int> tgt_in{text::kBosId};
       tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
-      impl_->model->forward(p.ids, tgt_in, &p.trace);
+      model->forward(p.ids, tgt_in, &p.trace);
     }
   }
   step.reset();
-  return impl_->finish(p, r, params);
+  return finish(p, r, params);
 }
 
 TranslationResult Translator::align(const std::string& source, const std::string& target,
                                     const TranslationParams& params) const {
-  check_alignment_params(params, impl_->alignment);
-  check_qk_param(params, *impl_->model, impl_->architecture);
+  // Both texts normalised the same way; the source re-cased as translate() does (restore_case).
+  const detail::PreparedInput src(source), tgt(target);
+  const std::string& seen = src.prepared.text;
+  const std::string cased = params.restore_case ? text::restore_case(seen, impl_->piece_count()) : seen;
+  TranslationResult out = impl_->align_one(cased, tgt.prepared.text, params);
+  src.place_words(out.source_words, 0);
+  tgt.place_words(out.target_words, 0);
+  if (cased != seen) out.source_text = cased;
+  return out;
+}
+
+TranslationResult Translator::Impl::align_one(const std::string& source, const std::string& target,
+                                              const TranslationParams& params) const {
+  check_alignment_params(params, alignment);
+  check_qk_param(params, *model, architecture);
   TranslationResult out;
   out.num_beams = 0;
-  std::vector<int> ids = impl_->tokenizer.encode(source);
+  std::vector<int> ids = tokenizer.encode(source);
   out.source_pieces = ids.size();
   require(!ids.empty(), "align: the source text is empty");
-  const std::size_t max_src = impl_->model->max_source_ids();
+  const std::size_t max_src = model->max_source_ids();
   if (ids.size() + 1 > max_src) {
     ids.resize(max_src - 1);
     out.truncated = true;
   }
   ids.push_back(text::kEosId);
   out.source_ids = ids;
-  for (int id : ids) out.source_tokens.push_back(impl_->tokenizer.piece(id));
+  for (int id : ids) out.source_tokens.push_back(tokenizer.piece(id));
 
-  std::vector<int> tgt = impl_->tokenizer.encode(target);
+  std::vector<int> tgt = tokenizer.encode(target);
   require(!tgt.empty(), "align: the target text is empty (give the translation to align)");
-  const std::size_t max_tgt = impl_->model->max_target_positions();
+  const std::size_t max_tgt = model->max_target_positions();
   require(tgt.size() + 1 <= max_tgt, "align: the target has " + std::to_string(tgt.size()) +
                                          " pieces; this model's decoder takes at most " + std::to_string(max_tgt - 1));
   std::vector<int> tgt_in{text::kBosId};
   tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
   tgt.push_back(text::kEosId);
   out.target_ids = tgt;
-  for (int id : tgt) out.target_tokens.push_back(impl_->tokenizer.piece(id));
+  for (int id : tgt) out.target_tokens.push_back(tokenizer.piece(id));
   out.text = target;
 
   AttentionTrace trace(params.output_attentions);
-  const std::vector<float> logits = impl_->model->forward(ids, tgt_in, params.output_attentions ? &trace : nullptr);
-  const std::size_t v = impl_->model->vocab_size();
+  const std::vector<float> logits = model->forward(ids, tgt_in, params.output_attentions ? &trace : nullptr);
+  const std::size_t v = model->vocab_size();
   require(logits.size() == tgt.size() * v, "align: internal error: logits do not match the target");
   out.score = 0;
   for (std::size_t t = 0; t < tgt.size(); ++t) {
@@ -647,10 +709,12 @@ TranslationResult Translator::align(const std::string& source, const std::string
   if (params.output_attentions) out.attentions = std::move(trace);
   if (params.output_qk) {
     AttentionTrace vectors;
-    impl_->model->query_key_vectors(ids, tgt_in, vectors);
+    model->query_key_vectors(ids, tgt_in, vectors);
     out.qk = std::move(vectors);
   }
-  attach_words_and_alignment(out, source, target, params, impl_->alignment, impl_->architecture == "rnn-seq2seq");
+  attach_words_and_alignment(out, source, target, params, alignment, architecture == "rnn-seq2seq");
+  detail::set_string_indices(out.source_words, source);
+  detail::set_string_indices(out.target_words, target);
   out.attentions = select_maps(std::move(out.attentions), params.attention_selection);
   out.word_attentions = select_maps(std::move(out.word_attentions), params.attention_selection);
   return out;

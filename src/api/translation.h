@@ -8,8 +8,16 @@
 // attention (models/rnn_seq2seq.h), tokenized by the project's BPE (config "tokenizer": bpe.vocab, bpe.merges).
 // Source = bpe(text) + </s>; decoding starts from <s> (models/training/translation/decoding.py).
 //
+// Text as people type it (api/translation_input.h; the package's documentation is wasm/pipelines/translation.js):
+// translate() normalises the input (text/normalize.h), splits it into sentences (text/sentences.h), re-cases an
+// ALL-CAPS or all-lower-case sentence (text/recase.h, restore_case), translates each sentence on its own (whole
+// sentences while they fit the model's positions together) and returns `sentences` plus the whole input's result:
+// one sentence's own, or for several the sentences as one sequence — tokens, ids and words concatenated (pieces,
+// links and number copies re-indexed), every map block-diagonal, score summed. Source word offsets point into
+// the caller's input (bytes, and start/end as UTF-16 string indices). align() normalises both texts the same way.
+//
 // Inputs that are not ordinary sentences:
-//   - empty (or all white space) text → an empty translation: no tokens, no maps;
+//   - empty (or all white space) text → an empty translation: no tokens, no maps, no sentences;
 //   - characters outside the vocabulary → "<unk>" pieces, visible in source_tokens;
 //   - a source longer than the model takes (max_source_tokens(), ids with </s>) keeps its first
 //     max_source_tokens() − 1 pieces plus </s>, and the result says `truncated`; decoding is capped at
@@ -68,12 +76,15 @@ struct TranslationParams {
   // `text` and `target_words` show the copy. Needs the alignment: with output_attentions false the maps are still
   // computed for a source with digits, then dropped. false: the model's text as it wrote it.
   bool copy_numbers = true;
+  // translate() and align(): an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it
+  // (text/recase.h; `source_text` shows it); false: every sentence as typed.
+  bool restore_case = true;
 };
 
 // The options as the JS pipeline names them, in a JSON object (api/options.h; unknown keys are an error): num_beams
 // (0 … 64), max_new_tokens (0 … 65536), alpha, coverage_beta, output_attentions (true, false or a list of kinds),
 // head_mean, copy_numbers, alignment_method, alignment_extraction, alignment_layer / alignment_head (−1 …),
-// word_maps, output_qk. Absent keys keep the defaults above; translate()/align() check the values against the model.
+// word_maps, output_qk, restore_case. Absent keys keep the defaults above; translate()/align() check the values against the model.
 // The contracts (api/contract.h) of translate() and of align() (forced decoding of a given translation): their
 // options and result fields. translation_params reads the options of either as declared (align() ignores the
 // search options).
@@ -91,8 +102,9 @@ struct TranslationResult {
   // layer and head; RNNs: one "cross" [T,S] (layer −1, head −1). Row t belongs to target token t; every row sums
   // to 1.
   AttentionTrace attentions;
-  // Words (text/word_spans.h): pieces merged into the words a person sees, with byte offsets into the source text
-  // and into `text` (or align()'s target). Filled on every call.
+  // Words (text/word_spans.h): pieces merged into the words a person sees, with byte offsets into the caller's
+  // source text and into `text` (align(): the caller's target), and the same spans as string indices (UTF-16 code
+  // units: start, end). Filled on every call.
   std::vector<WordSpan> source_words;
   std::vector<WordSpan> target_words;
   // Hard word alignment (source word, target word), sorted; the word-level map it came from
@@ -115,6 +127,36 @@ struct TranslationResult {
   std::size_t source_pieces = 0;    // BPE pieces of the whole input before any truncation
   float score = 0;                  // sum of log-probabilities of the output
   int num_beams = 1;                // what was used
+  // The text the model saw when it was re-cased (restore_case), else empty: same length, same offsets.
+  std::string source_text;
+  // translate() and its sentences (`placed`): [source_start, source_end), where the translated text is in the
+  // caller's input, as string indices (UTF-16 code units), white space trimmed.
+  bool placed = false;
+  std::size_t source_start = 0, source_end = 0;
+  // translate() (`split`): one full result per sentence of the input (each placed; source words index the whole
+  // input), none for an input without sentences. One sentence: the result is that sentence's. Several: the whole
+  // input as one sequence (see the header).
+  bool split = false;
+  std::vector<TranslationResult> sentences;
+
+  // The fields as the package publishes them (the contract's result, api/contract.h); the optional ones only when
+  // they hold something.
+  template <class F>
+  void fields(F&& f) const {
+    f("text", text), f("source_tokens", source_tokens), f("target_tokens", target_tokens);
+    f("source_ids", source_ids), f("target_ids", target_ids), f("attentions", attentions);
+    f("source_words", source_words), f("target_words", target_words), f("alignment", alignment);
+    f("alignment_method", alignment_method);
+    f("alignment_map", MatrixField{{target_words.size(), source_words.size()}, alignment_map});
+    f("word_attentions", present_if(!word_attentions.empty(), word_attentions));
+    f("qk", present_if(!qk.empty(), qk));
+    f("number_copies", present_if(!number_copies.empty(), number_copies));
+    f("token_logprobs", present_if(!token_logprobs.empty(), token_logprobs));
+    f("truncated", truncated), f("score", score), f("num_beams", num_beams);
+    f("source_text", present_if(!source_text.empty(), source_text));
+    f("source_start", present_if(placed, source_start)), f("source_end", present_if(placed, source_end));
+    f("sentences", present_if(split, sentences));
+  }
 };
 
 class Translator {

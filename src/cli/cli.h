@@ -57,15 +57,19 @@ void for_each_line(Fn&& fn, bool skip_empty = false);
 // Every map of a trace as [{name, layer, head, dims, data}].
 nlohmann::json maps_json(const AttentionTrace& maps);
 
-// A result as JSON through its field list (api/contract.h): the same names and values the package publishes;
-// maps as maps_json().
+// A result as JSON through its field list (api/contract.h): the same names and values the package publishes (a
+// record with kAsArray as an array, an omitted Omittable field as no key); maps as maps_json().
 template <class T>
 nlohmann::json to_json(const T& v) {
   if constexpr (std::is_same_v<T, AttentionTrace>) {
     return maps_json(v);
+  } else if constexpr (api::has_fields<T>::value && api::as_array<T>::value) {
+    nlohmann::json out = nlohmann::json::array();
+    api::for_each_published(v, [&out](const char*, const auto& x) { out.push_back(to_json(x)); });
+    return out;
   } else if constexpr (api::has_fields<T>::value) {
     nlohmann::json out = nlohmann::json::object();
-    v.fields([&out](const char* name, const auto& x) { out[name] = to_json(x); });
+    api::for_each_published(v, [&out](const char* name, const auto& x) { out[name] = to_json(x); });
     return out;
   } else if constexpr (api::is_vector<T>::value) {
     nlohmann::json out = nlohmann::json::array();

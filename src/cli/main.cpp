@@ -40,11 +40,15 @@ usage:
   attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--max-new-tokens N]
                         [--json [--attentions] [--word-maps] [--qk]] [--no-copy-numbers]
       Translate stdin lines with a translation bundle (e.g. models/de-en-transformer), one output line per input
-      line. Defaults come from the bundle's config (decoding): beams 1 = greedy. --json prints one JSON object
-      per line {text, source_tokens, target_tokens, source_ids, target_ids, truncated, score}; --attentions adds
-      every attention map {name, layer, head, dims, data}.
-      With --json every result also has "source_words"/"target_words" ({text, begin, end}: byte offsets into
-      the input line / the translation), "alignment" ([[source word, target word], ...]) and
+      line. Defaults come from the bundle's config (decoding): beams 1 = greedy. A line is handled as the
+      package handles a text: normalised (NFC), split into sentences that share the model's positions, ALL-CAPS
+      or all-lower-case sentences re-cased (--no-restore-case: as typed), the translations joined with a space.
+      --json prints one JSON object per line with the package's result fields {text, source_tokens,
+      target_tokens, source_ids, target_ids, truncated, score, num_beams, sentences, source_start, source_end,
+      ...}; --attentions adds every attention map {name, layer, head, dims, data}.
+      With --json every result also has "source_words"/"target_words" ({text, start, end, pieces}: string
+      indices, UTF-16 code units as JavaScript counts, into the input line / the translation), "alignment"
+      ([[source word, target word], ...]) and
       "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words); --qk
       adds "qk": the query and key vectors behind every map ("<kind>.query" [rows, d_head], "<kind>.key"
       [columns, d_head] per layer and head; Transformer translators only), for the neuron view.
@@ -57,7 +61,7 @@ usage:
       (teacher forcing) instead of searching. Prints one line per pair: the word alignment as "i-j" links
       (German word i, English word j, from 0; words = BPE pieces merged, punctuation and hyphens separate, as
       \w+|[^\w\s]) — the format of ../shared/align's aer.py — or with --json the whole result (words with
-      byte offsets, links, per-piece log-probabilities "token_logprobs", score, and with --attentions every map).
+      string indices, links, per-piece log-probabilities "token_logprobs", score, and with --attentions every map).
       Methods: "head" = the bundle's trained alignment head (or --layer/--head), "layer-mean" = the mean of one
       decoder layer's cross heads; default: the bundle's "alignment" setting. Extraction: argmax per English
       word, or "gdfa" (grow-diag-final-and of both argmax directions). A bad line gives {"error": ...} with

@@ -21,37 +21,15 @@ ContractFlags flags_of(const api::Contract& contract) {
   return ContractFlags{&contract, {"output_attentions"}, aliases};
 }
 
-nlohmann::json words_json(const std::vector<api::WordSpan>& words) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& w : words) a.push_back({{"text", w.text}, {"begin", w.byte_begin}, {"end", w.byte_end}});
-  return a;
-}
-
-// One translation (or forced decode) as JSON; `attentions`: with every map.
+// One translation (or forced decode) as JSON: the result's fields as the package publishes them (to_json; the text
+// handled as the package does: sentences, offsets as string indices of the line), the attention maps only with
+// --attentions (they are computed for the alignment whenever JSON is asked for).
 nlohmann::json translation_json(const api::TranslationResult& r, bool attentions) {
-  nlohmann::json links = nlohmann::json::array();
-  for (const auto& l : r.alignment) links.push_back({l.source, l.target});
-  nlohmann::json j = {{"text", r.text},
-                      {"source_tokens", r.source_tokens},
-                      {"target_tokens", r.target_tokens},
-                      {"source_ids", r.source_ids},
-                      {"target_ids", r.target_ids},
-                      {"source_words", words_json(r.source_words)},
-                      {"target_words", words_json(r.target_words)},
-                      {"alignment", std::move(links)},
-                      {"alignment_method", r.alignment_method},
-                      {"truncated", r.truncated},
-                      {"score", r.score}};
-  if (!r.token_logprobs.empty()) j["token_logprobs"] = r.token_logprobs;
-  if (attentions) j["attentions"] = maps_json(r.attentions);
-  if (!r.word_attentions.empty()) j["word_attentions"] = maps_json(r.word_attentions);
-  if (!r.qk.empty()) j["qk"] = maps_json(r.qk);
-  if (!r.number_copies.empty()) {
-    nlohmann::json copies = nlohmann::json::array();
-    for (const auto& c : r.number_copies)
-      copies.push_back({{"source_number", c.source_number}, {"target_word", c.target_word}, {"model", c.model_text},
-                        {"text", c.text}, {"weight", c.weight}});
-    j["number_copies"] = std::move(copies);
+  nlohmann::json j = to_json(r);
+  if (!attentions) {
+    j.erase("attentions");
+    if (j.contains("sentences"))
+      for (auto& sentence : j["sentences"]) sentence.erase("attentions");
   }
   return j;
 }

@@ -4,7 +4,10 @@
 
 namespace attnlens::text {
 
-std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* offsets) {
+namespace {
+
+// One decoder for decode_utf8 and decode_wtf8; `surrogates`: an encoded surrogate ED A0..BF 80..BF is one U+FFFD.
+std::u32string decode(std::string_view bytes, std::vector<std::size_t>* offsets, bool surrogates) {
   std::u32string out;
   out.reserve(bytes.size());
   if (offsets != nullptr) {
@@ -32,7 +35,7 @@ std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* off
       need = 2;
       cp = b0 & 0x0F;
       if (b0 == 0xE0) lo = 0xA0;  // overlong below U+0800
-      if (b0 == 0xED) hi = 0x9F;  // surrogates U+D800..U+DFFF
+      if (b0 == 0xED && !surrogates) hi = 0x9F;  // surrogates U+D800..U+DFFF
     } else if (b0 >= 0xF0 && b0 <= 0xF4) {
       need = 3;
       cp = b0 & 0x07;
@@ -60,7 +63,7 @@ std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* off
       cp = (cp << 6) | (b & 0x3F);
     }
     if (ok) {
-      out.push_back(cp);
+      out.push_back(cp >= 0xD800 && cp <= 0xDFFF ? kReplacementChar : cp);
       i = j;
     } else {
       // The maximal valid prefix [i, j) becomes one U+FFFD; byte j (if any) starts the next attempt.
@@ -70,6 +73,24 @@ std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* off
   }
   if (offsets != nullptr) offsets->push_back(n);
   return out;
+}
+
+}  // namespace
+
+std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* offsets) {
+  return decode(bytes, offsets, false);
+}
+
+std::u32string decode_wtf8(std::string_view bytes, std::vector<std::size_t>* offsets) {
+  return decode(bytes, offsets, true);
+}
+
+std::size_t utf16_units(std::string_view utf8) {
+  std::vector<std::size_t> offsets;
+  const std::u32string cps = decode_wtf8(utf8, &offsets);
+  std::size_t units = 0;
+  for (std::size_t k = 0; k < cps.size(); ++k) units += offsets[k + 1] - offsets[k] == 4 ? 2 : 1;
+  return units;
 }
 
 void append_utf8(std::string& out, char32_t cp) {

@@ -18,6 +18,7 @@
 // not come from this text can never make the walk read outside it: offsets are clamped to the text.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -31,6 +32,17 @@ struct WordSpan {
   std::size_t end_piece = 0;
   std::size_t byte_begin = 0;    // [byte_begin, byte_end) in the tokenized text
   std::size_t byte_end = 0;
+  // [start, end) as string indices (UTF-16 code units, as JavaScript counts) of the caller's text; the translator
+  // sets them (api/translation.h), words_of_pieces leaves them 0.
+  std::size_t start = 0;
+  std::size_t end = 0;
+
+  // As results publish a word (api/contract.h): {text, start, end, pieces: [first_piece, end_piece]}.
+  template <class F>
+  void fields(F&& f) const {
+    f("text", text), f("start", start), f("end", end);
+    f("pieces", std::array<std::size_t, 2>{first_piece, end_piece});
+  }
 };
 
 // The words of `pieces` (as produced by BpeTokenizer::encode(text), specials allowed) and their spans in `text`.

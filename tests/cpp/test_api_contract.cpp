@@ -42,7 +42,14 @@ TEST_CASE("contract: every result struct visits exactly the fields its task decl
   check_fields(api::vqa_contract(), vqa);
   check_fields(api::caption_contract(), caption);
   check_fields(api::attend_contract(), caption);
+  api::TranslationResult translation;
+  check_fields(api::translation_contract(), translation);
+  check_fields(api::align_contract(), translation);
   CHECK(api::field_names(api::VqaResult::UnknownWord{}) == std::vector<std::string>{"word", "position"});
+  CHECK(api::field_names(api::WordSpan{}) == std::vector<std::string>{"text", "start", "end", "pieces"});
+  CHECK(api::field_names(attnlens::analysis::Link{}) == std::vector<std::string>{"source", "target"});
+  CHECK(api::field_names(attnlens::analysis::NumberCopy{}) ==
+        std::vector<std::string>{"source_number", "target_word", "model", "text", "weight"});
   // A drift in either direction fails: a declared field that no struct has is not visited.
   auto declared = engine_fields(api::sentiment_contract());
   CHECK(std::find(declared.begin(), declared.end(), "labels") == declared.end());  // added by the JS package
@@ -65,8 +72,10 @@ TEST_CASE("contract: options are read as declared, with one range everywhere") {
   CHECK_THROWS_WITH_AS(api::translation_params("{\"alpha\": \"x\"}"), doctest::Contains("must be a number"), Catch);
   CHECK_THROWS_WITH_AS(api::translation_params("{\"alignment_method\": \"mean\"}"),
                        doctest::Contains("expected one of: head, layer-mean"), Catch);
-  // restore_case is the package's (JS) option: the engine does not take it
-  CHECK_THROWS_WITH_AS(api::translation_params("{\"restore_case\": true}"), doctest::Contains("unknown param"), Catch);
+  // restore_case is the engine's (text handling lives in api::Translator); align() takes it too
+  CHECK_FALSE(api::translation_params("{\"restore_case\": false}").restore_case);
+  CHECK(api::translation_params("{}").restore_case);
+  CHECK(api::align_contract().option("restore_case").engine);
   // attend() takes output_attentions only
   CHECK_THROWS_WITH_AS(api::attend_params("{\"num_beams\": 2}"), doctest::Contains("unknown param 'num_beams'"), Catch);
   CHECK_FALSE(api::attend_params("{\"output_attentions\": false}").output_attentions);

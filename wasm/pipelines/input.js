@@ -100,6 +100,9 @@ export function toWellFormed(text) {
 }
 
 // ---- translation source text -----------------------------------------------------------------------------------
+// The translator's engine applies these rules itself (src/text/normalize.h, sentences.h, recase.h, called by
+// api::Translator), so the CLI, Node and the browser agree; the functions below are their JavaScript statement,
+// exported for tests/node/translation-input.test.mjs and scripts/gen_text_cases.mjs (the C++ tests' fixture).
 
 /**
  * What the translator's engine gets for a piece of the caller's text, and how to map indices back.
