@@ -252,7 +252,20 @@ val to_js(const T& v) {
     return out;
   } else if constexpr (has_fields<T>::value) {
     val out = val::object();
-    for_each_published(v, [&out](const char* name, const auto& x) { out.set(val(name), to_js(x)); });
+    for_each_published(v, [&out](const char* name, const auto& x) {
+      using X = std::decay_t<decltype(x)>;
+      if constexpr (attnlens::api::is_list_or_self<X>::value) {
+        if (!x.self) {
+          out.set(val(name), to_js(x.list));
+          return;
+        }
+        val list = val::array();  // [the record itself]: a shallow copy of the fields set so far
+        list.call<void>("push", val::global("Object").call<val>("assign", val::object(), out));
+        out.set(val(name), list);
+      } else {
+        out.set(val(name), to_js(x));
+      }
+    });
     return out;
   } else if constexpr (is_vector<T>::value || attnlens::api::is_std_array<T>::value) {
     using E = typename T::value_type;

@@ -165,6 +165,20 @@ struct is_omittable : std::false_type {};
 template <class T>
 struct is_omittable<Omittable<T>> : std::true_type {};
 
+// A list of records that, when `self` is set, holds one entry equal to the record that has this field (the
+// record's other fields, e.g. a one-sentence translation whose `sentences` is [itself]): the converters then publish
+// [a copy of the record's fields visited before this one] instead of converting the entry a second time. Must be the
+// record's last field.
+template <class T>
+struct ListOrSelf {
+  const std::vector<T>& list;
+  bool self = false;
+};
+template <class T>
+struct is_list_or_self : std::false_type {};
+template <class T>
+struct is_list_or_self<ListOrSelf<T>> : std::true_type {};
+
 // A row-major matrix kept as a flat vector, published as {dims: [rows, cols], data}.
 struct MatrixField {
   std::vector<std::size_t> dims;

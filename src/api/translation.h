@@ -138,6 +138,8 @@ struct TranslationResult {
   // input as one sequence (see the header).
   bool split = false;
   std::vector<TranslationResult> sentences;
+  // One sentence: `sentences` holds one copy of this result (the converters publish it without converting it twice).
+  bool sentence_is_self = false;
 
   // The fields as the package publishes them (the contract's result, api/contract.h); the optional ones only when
   // they hold something.
@@ -155,7 +157,8 @@ struct TranslationResult {
     f("truncated", truncated), f("score", score), f("num_beams", num_beams);
     f("source_text", present_if(!source_text.empty(), source_text));
     f("source_start", present_if(placed, source_start)), f("source_end", present_if(placed, source_end));
-    f("sentences", present_if(split, sentences));
+    const ListOrSelf<TranslationResult> listed{sentences, sentence_is_self};
+    f("sentences", present_if(split, listed));
   }
 };
 

@@ -213,7 +213,7 @@ TranslationResult assemble_input(const InputPlan& plan, std::vector<TranslationR
   }
   if (results.size() == 1 && !plan.dropped) {  // one sentence: its result, and itself as the one sentence
     TranslationResult out = results.front();
-    out.split = true;
+    out.split = true, out.sentence_is_self = true;
     out.sentences = std::move(results);
     return out;
   }

@@ -69,7 +69,14 @@ nlohmann::json to_json(const T& v) {
     return out;
   } else if constexpr (api::has_fields<T>::value) {
     nlohmann::json out = nlohmann::json::object();
-    api::for_each_published(v, [&out](const char* name, const auto& x) { out[name] = to_json(x); });
+    api::for_each_published(v, [&out](const char* name, const auto& x) {
+      using X = std::decay_t<decltype(x)>;
+      if constexpr (api::is_list_or_self<X>::value) {
+        out[name] = x.self ? nlohmann::json::array({out}) : to_json(x.list);  // [the record itself] or the list
+      } else {
+        out[name] = to_json(x);
+      }
+    });
     return out;
   } else if constexpr (api::is_vector<T>::value) {
     nlohmann::json out = nlohmann::json::array();

@@ -154,6 +154,9 @@ test('several sentences: one full result each, with their place in the input; th
   assert.equal(single.sentences.length, 1);
   assert.equal(single.sentences[0].text, single.text);
   assert.deepEqual(single.sentences[0].attentions, single.attentions);
+  const { sentences: _, ...whole } = single; // the one sentence is the whole result: every field, the same values
+  assert.deepEqual(Object.keys(single.sentences[0]).sort(), Object.keys(whole).sort());
+  assert.deepEqual(single.sentences[0].source_words, whole.source_words);
   const empty = await translate('   ');
   assert.equal(empty.text, '');
   assert.deepEqual(empty.sentences, []);
