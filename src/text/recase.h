@@ -1,5 +1,4 @@
-// Case restoration for a sentence typed in ALL CAPS or all lower case: the rule of restoreCase() in
-// wasm/pipelines/input.js, on UTF-8 bytes.
+// Case restoration for a sentence typed in ALL CAPS or all lower case (the rule below), on UTF-8 bytes.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Sentence spans of a text: the rule of splitSentences() in wasm/pipelines/input.js, on UTF-8 bytes.
+// Sentence spans of a text (the translator's sentence rule, below), on UTF-8 bytes.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Tests of the translator's text handling (src/text/normalize.h, sentences.h, recase.h, unicode.h, utf16_units):
-// the cases of tests/node/translation-input.test.mjs about these rules, byte-offset maps, and a differential check
-// against the JavaScript functions of wasm/pipelines/input.js (tests/cpp/text_input_cases.json, written by
-// scripts/gen_text_cases.mjs).
+// the rules' cases, byte-offset maps, and a differential check against the outputs of the package's former
+// JavaScript implementation of the same rules over tricky strings (tests/cpp/text_input_cases.json, kept frozen: the
+// engine is now the only implementation).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -233,7 +233,7 @@ TEST_SUITE("text.input") {
     }
   }
 
-  TEST_CASE("differential: the C++ rules against wasm/pipelines/input.js (tests/cpp/text_input_cases.json)") {
+  TEST_CASE("differential: the C++ rules against the former JavaScript ones (tests/cpp/text_input_cases.json)") {
     const auto fixture = read_json(source_path("tests/cpp/text_input_cases.json"));
     std::set<std::string> one;
     for (const auto& w : fixture.at("one_piece_words")) one.insert(w.get<std::string>());

@@ -1,12 +1,11 @@
 // Translation input as people type it (wasm/pipelines/translation.js, wasm/pipelines/input.js): Unicode NFC and
 // no-break spaces with word indices mapped back to the caller's string, German quotes, several sentences in one
 // input (the split rule, one result per sentence, the whole input's block-diagonal maps), lower-case / ALL-CAPS /
-// unpunctuated input (re-cased: restoreCase), and names and numbers passing through. The default model, de-en-general.
+// unpunctuated input (re-cased by the engine: restore_case), and names and numbers passing through. The default model, de-en-general.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 
 import { pipeline } from '../../wasm/index.js';
-import { restoreCase, splitSentences } from '../../wasm/pipelines/input.js';
 
 let translate;
 test.before(async () => {
@@ -106,17 +105,19 @@ test('no-break spaces (U+00A0, U+202F) act as spaces; German quotes „…“ �
   assert.equal(q2.source_tokens.filter((t) => t === '<unk>').length, q3.source_tokens.filter((t) => t === '<unk>').length);
 });
 
-test('the sentence rule: . ! ? … before an upper-case letter or a quote; abbreviations, ordinals, numbers stay', () => {
-  const cut = (text) => splitSentences(text).map((s) => text.slice(s.start, s.end));
-  assert.deepEqual(cut('Ein Hund rennt. Eine Katze schläft! Wer lacht? „Ich“, sagt er… Dann geht er.'),
+test('the sentence rule, through the engine: . ! ? … before an upper-case letter or a quote; abbreviations, ordinals, numbers stay', async () => {
+  // Each sentence's place in the caller's string (source_start/source_end), as the engine split it (src/text/sentences.h).
+  const cut = async (text) => (await translate(text, { num_beams: 1, output_attentions: false, max_new_tokens: 4 }))
+    .sentences.map((s) => text.slice(s.source_start, s.source_end));
+  assert.deepEqual(await cut('Ein Hund rennt. Eine Katze schläft! Wer lacht? „Ich“, sagt er… Dann geht er.'),
     ['Ein Hund rennt.', 'Eine Katze schläft!', 'Wer lacht?', '„Ich“, sagt er…', 'Dann geht er.']);
-  assert.deepEqual(cut('Ich kaufe z. B. Äpfel usw. und gehe zu Dr. Müller in Nr. 5. Es kostet 3.5 Euro. Am 1. Mai nicht.'),
+  assert.deepEqual(await cut('Ich kaufe z. B. Äpfel usw. und gehe zu Dr. Müller in Nr. 5. Es kostet 3.5 Euro. Am 1. Mai nicht.'),
     ['Ich kaufe z. B. Äpfel usw. und gehe zu Dr. Müller in Nr. 5. Es kostet 3.5 Euro.', 'Am 1. Mai nicht.']);
-  assert.deepEqual(cut('Er sagte: „Komm!“ Dann ging er. Das ist z.B. gut.'), ['Er sagte: „Komm!“', 'Dann ging er.', 'Das ist z.B. gut.']);
-  assert.deepEqual(cut('wie geht es dir? mir geht es gut'), ['wie geht es dir? mir geht es gut']);
-  assert.deepEqual(cut('Zeile eins ohne Punkt\n\nZeile zwei'), ['Zeile eins ohne Punkt', 'Zeile zwei']);
-  assert.deepEqual(cut('  Ein Satz.\u00A0Noch einer.  '), ['Ein Satz.', 'Noch einer.']);
-  assert.deepEqual(cut(' \n\t '), []);
+  assert.deepEqual(await cut('Er sagte: „Komm!“ Dann ging er. Das ist z.B. gut.'), ['Er sagte: „Komm!“', 'Dann ging er.', 'Das ist z.B. gut.']);
+  assert.deepEqual(await cut('wie geht es dir? mir geht es gut'), ['wie geht es dir? mir geht es gut']);
+  assert.deepEqual(await cut('Zeile eins ohne Punkt\n\nZeile zwei'), ['Zeile eins ohne Punkt', 'Zeile zwei']);
+  assert.deepEqual(await cut('  Ein Satz.\u00A0Noch einer.  '), ['Ein Satz.', 'Noch einer.']);
+  assert.deepEqual(await cut(' \n\t '), []);
 });
 
 test('several sentences: one full result each, with their place in the input; the top level joins them', async () => {
@@ -182,28 +183,6 @@ test('no final punctuation: the default bundle translates a sentence typed witho
     const b = await translate(full);
     assert.match(b.text, /[.?!]$/, full);
     assert.equal(a.text, b.text.replace(/\s*[.?!]+$/, ''), `${bare} → ${a.text}; ${full} → ${b.text}`);
-  }
-});
-
-test('restoreCase: ALL CAPS and all lower case re-cased by piece counts, mixed case kept, lengths kept', () => {
-  // A stand-in vocabulary: capitalised nouns take one piece, their lower-case forms two; "ich" is one piece both ways.
-  const one = new Set(['Zeit', 'Uhr', 'ich', 'Ich', 'habe', 'Habe', 'keine', 'Keine', 'dir', 'Dir']);
-  const pieces = (w) => (one.has(w) ? 1 : 2);
-  const cases = [
-    ['ich habe keine zeit', 'Ich habe keine Zeit'],
-    ['ICH HABE KEINE ZEIT!', 'Ich habe keine Zeit!'],
-    ['„ICH HABE ZEIT“, SAGT ER.', '„Ich habe Zeit“, sagt er.'],
-    ['12 UHR', '12 Uhr'],
-    ['STRASSE', 'Strasse'],
-    ['Ich habe keine zeit', 'Ich habe keine zeit'], // mixed case: as typed
-    ['A', 'A'], // one cased letter: not ALL CAPS
-    ['ß', 'ß'], // would change length if upper-cased
-    ['123 !?', '123 !?'],
-  ];
-  for (const [input, want] of cases) {
-    const got = restoreCase(input, pieces);
-    assert.equal(got, want, input);
-    assert.equal(got.length, input.length, `${input}: length kept`);
   }
 });
 
