@@ -122,9 +122,10 @@ async function runForm(t) {
   if (!text) { ui.done('Type a German sentence first.'); return; }
   ui.busy(`Translating with ${model}…`);
   try {
-    const beta = Number($('tr-coverage-beta').value);
+    const typed = $('tr-coverage-beta').value.trim(); // empty: the model's own default
+    const beta = typed === '' ? NaN : Number(typed);
     const { out, ms, text: result } = await t.translate(model, text, beams,
-      { word_maps: true, ...(Number.isFinite(beta) && beta > 0 ? { coverage_beta: beta } : {}),
+      { word_maps: true, ...(Number.isFinite(beta) && beta >= 0 ? { coverage_beta: beta } : {}),
         ...($('tr-nv-on').checked && !/rnn/.test(model) ? { output_qk: true } : {}) });
     $('tr-output').textContent = result;
     showCopies(out.number_copies);
