@@ -107,7 +107,9 @@ TEST_SUITE("text.input") {
         {"ΑΘΗΝΑ ΚΑΙ ΜΟΣΚΒΑ", "Αθηνα και μοσκβα"},
         {"zeit\xFFuhr zeit", "Zeit\xFFuhr Zeit"},  // ill-formed bytes kept; "uhr" does not start after white space
     };
-    for (const auto& [input, want] : cases) {
+    for (const auto& c : cases) {
+      const std::string& input = c.first;
+      const std::string& want = c.second;
       const std::string got = restore_case(input, pieces);
       CHECK_MESSAGE(got == want, input);
       CHECK_MESSAGE(got.size() == input.size(), input);
