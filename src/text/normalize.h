@@ -18,7 +18,9 @@ struct PreparedText {
 
 // The steps, each with its offsets kept:
 //   1. ill-formed UTF-8 becomes U+FFFD (decode_wtf8: one per maximal ill-formed subsequence, and one per encoded
-//      UTF-16 surrogate ED A0..BF xx, which is what a JavaScript string's lone surrogate becomes);
+//      UTF-16 surrogate ED A0..BF xx, the generalized UTF-8 of a lone surrogate). Emscripten 3.1.6's Embind does not
+//      produce those bytes: it pairs a lone surrogate with the code unit after it, so JavaScript callers replace lone
+//      surrogates first (wasm/pipelines/input.js, toWellFormed);
 //   2. the no-break spaces U+00A0, U+2007, U+202F become ' ';
 //   3. Unicode NFC (unicode::nfc, within its tables' coverage), applied to each character with the combining marks
 //      and Hangul jamo (U+1160-U+11FF) after it: a character NFC leaves as it is maps to itself; a group NFC changes

@@ -19,8 +19,8 @@ inline constexpr char32_t kReplacementChar = 0xFFFD;
 // every code point in `bytes`, plus one final entry bytes.size() (so code point k spans [offsets[k], offsets[k+1])).
 std::u32string decode_utf8(std::string_view bytes, std::vector<std::size_t>* offsets = nullptr);
 
-// As decode_utf8, except that a complete 3-byte encoding of a UTF-16 surrogate (ED A0..BF 80..BF, what a lone
-// surrogate of a JavaScript string becomes in a lenient conversion) is one U+FFFD rather than three.
+// As decode_utf8, except that a complete 3-byte encoding of a UTF-16 surrogate (ED A0..BF 80..BF: generalized
+// UTF-8, "WTF-8", of a lone surrogate of a JavaScript string) is one U+FFFD rather than three.
 std::u32string decode_wtf8(std::string_view bytes, std::vector<std::size_t>* offsets = nullptr);
 
 // How many UTF-16 code units JavaScript counts for the string these bytes came from, decoded as decode_wtf8 does:
