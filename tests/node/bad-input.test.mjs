@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { pipeline } from '../../wasm/index.js';
+import { tinyCaptioner } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -150,18 +151,6 @@ test('sentiment-analysis: wrong types, bad max_tokens, detached / shared bytes, 
   }
 });
 
-function tinyCaptioner() {
-  const dir = `${ROOT}tests/goldens/captioning/tiny-sat/`;
-  const configText = readFileSync(`${dir}config.json`, 'utf8');
-  return pipeline('image-to-text', {
-    name: 'tiny-sat', config: JSON.parse(configText), configText,
-    files: {
-      'weights.safetensors': new Uint8Array(readFileSync(`${dir}weights.safetensors`)),
-      'vocab.txt': new Uint8Array(readFileSync(`${dir}vocab.txt`)),
-    },
-    encoder: `${ROOT}models/mobilenet-v2-imagenet`,
-  });
-}
 
 test('image-to-text: sizes that do not match the bytes, bad numbers, detached and shared pixels', async () => {
   const caption = await tinyCaptioner();

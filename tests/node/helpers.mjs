@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { floatValues, parseSafetensors } from '../../scripts/safetensors.mjs';
+import { pipeline } from '../../wasm/index.js';
 
 export const GOLDEN_DIR = fileURLToPath(new URL('../goldens/attention/', import.meta.url));
 
@@ -67,4 +68,19 @@ export function readSafetensors(path) {
     }
   }
   return out;
+}
+
+// The tiny test captioner of tests/goldens/captioning (a seeded decoder over the real MobileNetV2 encoder).
+export function tinyCaptioner() {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const dir = `${root}tests/goldens/captioning/tiny-sat/`;
+  const configText = readFileSync(`${dir}config.json`, 'utf8');
+  return pipeline('image-to-text', {
+    name: 'tiny-sat', config: JSON.parse(configText), configText,
+    files: {
+      'weights.safetensors': new Uint8Array(readFileSync(`${dir}weights.safetensors`)),
+      'vocab.txt': new Uint8Array(readFileSync(`${dir}vocab.txt`)),
+    },
+    encoder: `${root}models/mobilenet-v2-imagenet`,
+  });
 }

@@ -12,6 +12,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { pipeline } from '../../wasm/index.js';
+import { tinyCaptioner } from './helpers.mjs';
 import { decodeBytes } from '../../wasm/pipelines/image.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -60,19 +61,6 @@ test('EXIF orientation 1–8 (JPEG APP1, PNG eXIf): the picture comes out uprigh
   }
 });
 
-// The tiny test captioner of tests/goldens/captioning (a seeded decoder over the real MobileNetV2 encoder).
-function tinyCaptioner() {
-  const dir = `${ROOT}tests/goldens/captioning/tiny-sat/`;
-  const configText = readFileSync(`${dir}config.json`, 'utf8');
-  return pipeline('image-to-text', {
-    name: 'tiny-sat', config: JSON.parse(configText), configText,
-    files: {
-      'weights.safetensors': new Uint8Array(readFileSync(`${dir}weights.safetensors`)),
-      'vocab.txt': new Uint8Array(readFileSync(`${dir}vocab.txt`)),
-    },
-    encoder: `${ROOT}models/mobilenet-v2-imagenet`,
-  });
-}
 
 // A local HTTP server for the fixtures: /images/NAME (200), anything else 404.
 async function fixtureServer() {
