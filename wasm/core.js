@@ -185,6 +185,37 @@ export function init(options = {}) {
   return modulePromise;
 }
 
+// The module of converted Hugging Face models (wasm/CMakeLists.txt, attnlens_hf_wasm): the engine with every binding
+// plus the converted architectures, single-threaded, instantiated on first use beside the module init() loads.
+const HF_JS_URL = new URL('./dist/attnlens-hf.js', import.meta.url);
+const HF_WASM_URL = new URL('./dist/attnlens-hf.wasm', import.meta.url);
+let hfPromise = null;
+
+/**
+ * Loads the module that runs converted Hugging Face bundles (hf-bert, hf-distilbert, hf-gpt2, hf-marian, hf-vit).
+ * Idempotent; the pipelines of converted bundles call it, so the shipped models never pay for it.
+ * @param {{ wasmUrl?: string | URL, jsUrl?: string | URL }} [options]
+ */
+export function initHf(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('attnlens: initHf(options) expects an object');
+  if (!hfPromise) {
+    hfPromise = (async () => {
+      const wasmUrl = options.wasmUrl === undefined ? HF_WASM_URL : toUrl(options.wasmUrl);
+      const jsUrl = options.jsUrl === undefined ? HF_JS_URL : toUrl(options.jsUrl);
+      const binary = await readWasmBinary(wasmUrl);
+      const { default: create } = await import(/* @vite-ignore */ /* webpackIgnore: true */ jsUrl.href);
+      const printErr = (text) => console.error(`attnlens: ${text}`);
+      const m = await create({ wasmBinary: binary, printErr, print: printErr });
+      throwRecordedErrors(m);
+      return m;
+    })();
+    hfPromise.catch(() => {
+      hfPromise = null;
+    });
+  }
+  return hfPromise;
+}
+
 /** The instantiated module; throws a clear Error when init() has not finished. */
 export function getModule() {
   if (!wasmModule) {
