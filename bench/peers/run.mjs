@@ -187,9 +187,11 @@ async function benchTranslation(bundleName) {
   if (existsSync(tatoeba)) {
     sets.push({ name: 'Tatoeba dev (general.py)', lines: readFileSync(tatoeba, 'utf8').split('\n').filter((l) => l.trim()).slice(0, N) });
   }
-  // copy_numbers off: the peer runs the model alone (the copy is a step after the search, on inputs with digits).
+  // copy_numbers off: the peer runs the model alone (the copy is a step after the search, on inputs with digits);
+  // coverage_beta 0: the peer's beam search has no coverage penalty (de-en-general's default is 0.1), so both run
+  // the same search.
   const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha,
-    copy_numbers: false });
+    copy_numbers: false, coverage_beta: 0 });
   const workloads = [];
   for (const set of sets) {
     for (const beams of BEAMS.filter((b) => !rnn || b === 1)) { // RNNs: greedy only (no ORT beam search for them here)
@@ -252,7 +254,7 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     let t0 = cpu();
     for (const x of w.inputs) await w.attnlens(x);
     const pipelineMs = cpu() - t0;
-    const options = JSON.stringify({ num_beams: beams, output_attentions: maps, copy_numbers: false });
+    const options = JSON.stringify({ num_beams: beams, output_attentions: maps, copy_numbers: false, coverage_beta: 0 });
     t0 = cpu();
     for (const x of w.inputs) engine.translate(x, options);
     const engineMs = cpu() - t0;
