@@ -58,6 +58,18 @@ function last(fields, n, fallback) {
   return fields[n] ? fields[n][fields[n].length - 1] : fallback;
 }
 
+/** An embedded message that occurs several times is their merge: the concatenation of their bytes. */
+function merged(fields, n, where) {
+  const parts = fields[n] ?? [];
+  const bytes = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return readMessage(bytes, where);
+}
+
 /**
  * @param {Uint8Array} bytes the .model file
  * @param {string} name the file's name, for messages
@@ -65,12 +77,13 @@ function last(fields, n, fallback) {
  */
 export function sentencePieceToTokenizerJson(bytes, name = 'sentencepiece model') {
   const model = readMessage(bytes, name);
-  const trainer = model[2] ? readMessage(model[2][0], `${name} trainer_spec`) : {};
+  if (!model[3]) throw new Error(`${name}: no normalizer_spec (not a SentencePiece model, or truncated)`);
+  const trainer = merged(model, 2, `${name} trainer_spec`);
   const modelType = last(trainer, 3, 1);
   if (modelType !== 1) {
     throw new Error(`${name}: model_type ${modelType} is not supported (only unigram, 1, is)`);
   }
-  const norm = model[3] ? readMessage(model[3][0], `${name} normalizer_spec`) : {};
+  const norm = merged(model, 3, `${name} normalizer_spec`);
   for (const [field, what] of [[3, 'add_dummy_prefix'], [4, 'remove_extra_whitespaces'], [5, 'escape_whitespaces']]) {
     if (last(norm, field, 1) !== 1) throw new Error(`${name}: normalizer_spec.${what} false is not supported`);
   }
