@@ -9,8 +9,9 @@
 // name } (Marian's fixed position table, dropped after checking it is the table the engine computes). A kept name
 // that expected() does not list is an error naming the checkpoint's key. expected(hp, head) lists [name, shape, optional?] in the order weights.safetensors stores them.
 
-/** A converter error; the message names the file and key. */
-export class ConvertError extends Error {}
+import { ConvertError } from './errors.js';
+
+export { ConvertError };
 
 const ACTIVATIONS = ['gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu', 'silu', 'swish'];
 
