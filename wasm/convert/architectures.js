@@ -13,6 +13,7 @@ import { ConvertError } from './errors.js';
 
 export { ConvertError };
 
+const MAX_LAYERS = 1024;
 const ACTIVATIONS = ['gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu', 'silu', 'swish'];
 
 /** hf_config with the config class's defaults under it; checks that every size is a positive integer. */
@@ -20,8 +21,9 @@ function resolve(cfg, defaults, sizes) {
   const hp = { ...defaults };
   for (const [k, v] of Object.entries(cfg)) if (v !== null || !(k in defaults)) hp[k] = v;
   for (const k of sizes) {
-    if (!Number.isSafeInteger(hp[k]) || hp[k] <= 0 || hp[k] > 1 << 24) {
-      throw new ConvertError(`config.json: "${k}" must be a positive integer, got ${JSON.stringify(hp[k])}`);
+    const max = /layers|n_layer/.test(k) ? MAX_LAYERS : 1 << 24;
+    if (!Number.isSafeInteger(hp[k]) || hp[k] <= 0 || hp[k] > max) {
+      throw new ConvertError(`config.json: "${k}" must be an integer from 1 to ${max}, got ${JSON.stringify(hp[k])}`);
     }
   }
   return hp;

@@ -226,7 +226,7 @@ function pickClass(modelType, arch, hfConfig, raw) {
     throw new ConvertError('config.json: "architectures" must be an array of class names');
   }
   if (listed?.length) {
-    if (!(listed[0] in arch.classes)) {
+    if (!Object.hasOwn(arch.classes, listed[0])) {
       throw new ConvertError(`config.json: "architectures": ${listed[0]} is not supported (for ${modelType}: ${Object.keys(arch.classes).join(', ')})`);
     }
     return listed[0];
@@ -277,7 +277,7 @@ export async function convert(input, options = {}) {
   if (!src.names.includes('config.json')) throw new ConvertError('config.json is missing: not a Hugging Face model folder');
   const hfConfig = parseJsonFile(await record('config.json'), 'config.json');
   const modelType = hfConfig.model_type;
-  const arch = ARCHITECTURES[modelType];
+  const arch = typeof modelType === 'string' && Object.hasOwn(ARCHITECTURES, modelType) ? ARCHITECTURES[modelType] : null;
   if (!arch) {
     throw new ConvertError(`config.json: "model_type": ${JSON.stringify(modelType)} is not supported (supported: ${Object.keys(ARCHITECTURES).join(', ')})`);
   }

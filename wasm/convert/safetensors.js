@@ -51,7 +51,7 @@ export function parseSafetensors(bytes, where = 'safetensors file') {
   for (const [name, entry] of Object.entries(header)) {
     const at = `${where}: tensor ${JSON.stringify(name)}`;
     if (!isObject(entry)) throw new ConvertError(`${at} must be an object {dtype, shape, data_offsets}`);
-    const size = DTYPE_SIZES[entry.dtype];
+    const size = Object.hasOwn(DTYPE_SIZES, entry.dtype) && DTYPE_SIZES[entry.dtype];
     if (!size) throw new ConvertError(`${at} has dtype ${JSON.stringify(entry.dtype)}; known: ${Object.keys(DTYPE_SIZES).join(', ')}`);
     const count = shapeSize(entry.shape);
     if (count < 0) throw new ConvertError(`${at} has shape ${JSON.stringify(entry.shape)}; expected an array of non-negative integers`);
