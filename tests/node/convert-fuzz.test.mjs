@@ -18,6 +18,7 @@ import { convert, ConvertError } from '../../wasm/convert/index.js';
 import { parseSafetensors } from '../../wasm/convert/safetensors.js';
 import { parseManifest } from '../../wasm/models.js';
 import { readZip } from '../../wasm/convert/torch-bin.js';
+import { mulberry32 as rng } from './helpers.mjs';
 
 const FIX = fileURLToPath(new URL('../fixtures/convert/', import.meta.url));
 const ITERATIONS = Number(process.env.ATTNLENS_CONVERT_FUZZ_ITERATIONS ?? 1200);
@@ -30,17 +31,6 @@ const TARGETS = [['bert-cls', 'config.json'], ['gpt2-lm', 'config.json'], ['vit-
   ['bert-cls', 'pytorch_model.bin#data.pkl'], ['bert-cls', 'pytorch_model.bin'], ['bert-base', 'tokenizer.json'],
   ['bert-cls', 'vocab.txt'], ['bert-cls', 'tokenizer_config.json'], ['gpt2-lm', 'vocab.json'], ['gpt2-lm', 'merges.txt'],
   ['vit-cls', 'preprocessor_config.json']];
-
-function rng(seed) { // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const folders = new Map();
 function filesOf(name) {

@@ -25,17 +25,6 @@ const TIME_BOUND_MS = 5000; // per input; the fixtures decode in well under 50 m
 const SEEDS = ['rgb.png', 'rgba.png', 'palette.png', 'grey16.png', 'interlaced.png', 'bilevel.png', 'orient-6.png',
   'baseline.jpg', 'progressive.jpg', 'grey.jpg', 'cmyk.jpg', 'orient-6.jpg', 'baseline-444.jpg'];
 
-function rng(seed) { // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // ---- mutations ---------------------------------------------------------------------------------------------------
 
 const be32 = (b, at) => ((b[at] << 24) | (b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]) >>> 0;
@@ -162,6 +151,7 @@ function mutate(i, seeds) {
 
 const WORKER = `
 import { parentPort } from 'node:worker_threads';
+import { mulberry32 as rng } from './helpers.mjs';
 const { decodeBytes } = await import(${JSON.stringify(new URL('../../wasm/pipelines/image.js', import.meta.url).href)});
 parentPort.on('message', async (bytes) => {
   try {
