@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 as rng } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIX = `${ROOT}tests/fixtures/images/`;
@@ -151,7 +152,6 @@ function mutate(i, seeds) {
 
 const WORKER = `
 import { parentPort } from 'node:worker_threads';
-import { mulberry32 as rng } from './helpers.mjs';
 const { decodeBytes } = await import(${JSON.stringify(new URL('../../wasm/pipelines/image.js', import.meta.url).href)});
 parentPort.on('message', async (bytes) => {
   try {
