@@ -19,6 +19,7 @@ import { ConvertError } from '../../wasm/convert/index.js';
 import { floatValues, parseSafetensors, writeSafetensors } from '../../wasm/convert/safetensors.js';
 import { parseManifest } from '../../wasm/models.js';
 import { quantizeBundle } from '../../scripts/quantize.mjs';
+import { sentencePieceToTokenizerJson } from '../../wasm/convert/sentencepiece.js';
 import { checkFixture, fixtureNames } from '../../scripts/convert-fixtures.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,8 +32,12 @@ const present = (name) => existsSync(path.join(FIX, name, 'config.json'));
 
 /** The fixture folder as a map of file name → bytes (what a page's file picker gives convert()). */
 function filesOf(name) {
-  const dir = path.join(FIX, name);
-  return Object.fromEntries(readdirSync(dir).map((f) => [f, new Uint8Array(readFileSync(path.join(dir, f)))]));
+  const read = (dir) => Object.fromEntries(readdirSync(dir).map((f) => [f, new Uint8Array(readFileSync(path.join(dir, f)))]));
+  const files = read(path.join(FIX, name));
+  if (name !== 'marian') return files;
+  const tok = read(path.join(ROOT, 'tests', 'fixtures', 'tokenizers', 'unigram')); // MarianTokenizer's files
+  for (const f of ['source.spm', 'target.spm', 'vocab.json', 'tokenizer_config.json']) files[f] = tok[f];
+  return files;
 }
 const json = (bytes) => JSON.parse(new TextDecoder().decode(bytes));
 const text = (s) => new TextEncoder().encode(typeof s === 'string' ? s : JSON.stringify(s));
@@ -188,6 +193,41 @@ test('BF16 and F16 weights are widened to F32 exactly', { skip: !present('bert-b
   assert.deepEqual(got['bert.pooler.dense.weight'].values, want);
 });
 
+test('Marian: tokenizer.json from source.spm (sentencepiece.js), vocab.json kept, tied copies and positions checked', { skip: !present('marian') }, async () => {
+  const { files, config } = await convert(filesOf('marian'), { name: 'x' });
+  assert.deepEqual(config.tokenizer, { type: 'hf', file: 'tokenizer.json', vocab: 'vocab.json' });
+  assert.deepEqual(files['vocab.json'], filesOf('marian')['vocab.json']);
+  assert.deepEqual(json(files['tokenizer.json']), sentencePieceToTokenizerJson(filesOf('marian')['source.spm'], 'source.spm'));
+  assert.deepEqual(Object.keys(parseManifest(files['manifest.json']).files), ['config.json', 'weights.safetensors', 'tokenizer.json', 'vocab.json']);
+});
+
+/** The marian folder with model.safetensors holding expected/marian.safetensors plus `extra` [name, Float32Array] tensors. */
+function marianWith(extra) {
+  const files = filesOf('marian');
+  delete files['pytorch_model.bin'];
+  const { header, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(FIX, 'expected', 'marian.safetensors'))));
+  const entries = Object.entries(header).map(([k, e]) => [k, e.dtype, e.shape, data.subarray(...e.data_offsets)]);
+  const shared = entries.find(([k]) => k === 'model.shared.weight');
+  for (const [name, values, shape] of extra(floatValues(header['model.shared.weight'], data))) {
+    entries.push([name, 'F32', shape ?? shared[2], new Uint8Array(values.buffer)]);
+  }
+  files['model.safetensors'] = writeSafetensors(entries);
+  return files;
+}
+
+test('Marian: embeddings that are not tied, or positions that are not the sinusoidal table, are refused', { skip: !present('marian') }, async () => {
+  const ok = await convert(marianWith((shared) => [['model.encoder.embed_tokens.weight', shared]]), { name: 'x' });
+  assert.ok(!('model.encoder.embed_tokens.weight' in tensors(ok.files['weights.safetensors'])));
+  await assert.rejects(convert(marianWith((shared) => [['model.decoder.embed_tokens.weight', shared.map((v, i) => (i ? v : v + 1))]])),
+    /model\.safetensors: model\.decoder\.embed_tokens\.weight differs from model\.shared\.weight; untied embeddings are not supported/);
+  await assert.rejects(convert(marianWith(() => [['model.encoder.embed_positions.weight', new Float32Array(16 * 8).fill(0.5), [16, 8]]])),
+    /model\.encoder\.embed_positions\.weight is not Marian's sinusoidal position table; learned positions are not supported/);
+  const moved = marianWith((shared) => [['model.encoder.embed_tokens.weight', shared]]);
+  swapSafetensors('model.safetensors', (e) => e.filter(([k]) => k !== 'model.shared.weight'))(moved);
+  const promoted = tensors((await convert(moved, { name: 'x' })).files['weights.safetensors']);
+  assert.ok('model.shared.weight' in promoted, 'a tied copy saved in place of model.shared.weight takes its name');
+});
+
 // [fixture, what to change (files map → void), the error it must give]
 const setConfig = (edit) => (f) => {
   const c = json(f['config.json']);
@@ -291,6 +331,13 @@ const ERRORS = [
   ['bert-base', 'tokenizer.json of another model type', (f) => { f['tokenizer.json'] = text({ model: { type: 'WordLevel', vocab: {} } }); }, /tokenizer\.json: model\.type "WordLevel" is not supported/],
   ['bert-base', 'tokenizer.json ids past the vocabulary', (f) => { f['tokenizer.json'] = text({ model: { type: 'WordPiece', vocab: { a: 0, b: 99 } } }); }, /tokenizer\.json: model\.vocab\["b"\] has id 99, outside the model's vocabulary of 15/],
   ['bert-base', 'tokenizer.json added token past the vocabulary', (f) => { f['tokenizer.json'] = text({ added_tokens: [{ id: 15, content: 'x' }], model: { type: 'WordPiece', vocab: { a: 0 } } }); }, /added_tokens\[0\] \("x"\) has id 15, outside/],
+  ['marian', 'separate source and target vocabularies', setConfig((c) => { c.share_encoder_decoder_embeddings = false; }), /"share_encoder_decoder_embeddings": false \(separate source and target vocabularies\)/],
+  ['marian', 'a decoder vocabulary of another size', setConfig((c) => { c.decoder_vocab_size = 7; }), /"decoder_vocab_size": 7 different from "vocab_size"/],
+  ['marian', 'MarianModel without the LM head', setConfig((c) => { c.architectures = ['MarianModel']; }), /MarianModel is not supported \(for marian: MarianMTModel\)/],
+  ['marian', 'separate_vocabs in tokenizer_config.json', (f) => { f['tokenizer_config.json'] = text({ separate_vocabs: true }); }, /"separate_vocabs": true/],
+  ['marian', 'no source.spm', (f) => delete f['source.spm'], /no tokenizer: a Marian folder needs .*\(source\.spm is missing\)/],
+  ['marian', 'a truncated source.spm', (f) => { f['source.spm'] = f['source.spm'].subarray(0, 1000); }, /source\.spm/],
+  ['marian', 'vocab.json ids past the vocabulary', (f) => { f['vocab.json'] = text({ '</s>': 0, x: 100000 }); }, /vocab\.json: "x" has id 100000, outside the model's vocabulary/],
   ['vit-cls', 'ViT without query/key/value biases', setConfig((c) => { c.qkv_bias = false; }), /"qkv_bias": false/],
   ['vit-cls', 'ViT for masked image modelling', setConfig((c) => { c.architectures = ['ViTForMaskedImageModeling']; }), /ViTForMaskedImageModeling is not supported/],
   ['vit-cls', 'one image channel', setConfig((c) => { c.num_channels = 1; }), /"num_channels": 1 \(only 3, RGB\)/],
