@@ -313,7 +313,7 @@ const ERRORS = [
     idx.weight_map['transformer.extra'] = 'model-00001-of-00002.safetensors';
     f['model.safetensors.index.json'] = text(idx);
   }, /lists tensor transformer\.extra in model-00001-of-00002\.safetensors, which does not hold it/],
-  ['gpt2-lm', 'inverse-layer-index scaling', setConfig((c) => { c.scale_attn_by_inverse_layer_idx = true; }), /"scale_attn_by_inverse_layer_idx": true/],
+  ['gpt2-lm', 'an attention-scaling flag that is not a boolean', setConfig((c) => { c.scale_attn_by_inverse_layer_idx = 1; }), /"scale_attn_by_inverse_layer_idx" must be true or false, got 1/],
   ['gpt2-lm', 'reordered, upcast attention', setConfig((c) => { c.reorder_and_upcast_attn = true; }), /"reorder_and_upcast_attn": true/],
   ['gpt2-lm', 'GPT-2 cross-attention', setConfig((c) => { c.add_cross_attention = true; }), /"add_cross_attention": true/],
   ['gpt2-lm', 'untied embeddings without lm_head', setConfig((c) => { c.tie_word_embeddings = false; }), /"tie_word_embeddings": false but the checkpoint has no lm_head\.weight/],

@@ -146,10 +146,12 @@ export const ARCHITECTURES = {
       ['vocab_size', 'n_positions', 'n_embd', 'n_layer', 'n_head']);
       if (hp.n_inner === null) hp.n_inner = 4 * hp.n_embd;
       resolve(hp, {}, ['n_inner']);
-      refuse(hp.scale_attn_by_inverse_layer_idx === true, '"scale_attn_by_inverse_layer_idx": true');
+      // scale_attn_weights and scale_attn_by_inverse_layer_idx are read by the engine (src/models/hf_gpt2.cpp).
       refuse(hp.reorder_and_upcast_attn === true, '"reorder_and_upcast_attn": true');
       refuse(hp.add_cross_attention === true, '"add_cross_attention": true');
-      refuse(hp.scale_attn_weights === false, '"scale_attn_weights": false');
+      for (const k of ['scale_attn_weights', 'scale_attn_by_inverse_layer_idx']) {
+        if (typeof hp[k] !== 'boolean') throw new ConvertError(`config.json: "${k}" must be true or false, got ${JSON.stringify(hp[k])}`);
+      }
       activation(hp, 'activation_function');
       divides(hp, 'n_head', 'n_embd');
       return hp;
