@@ -252,6 +252,14 @@ const ERRORS = [
   ['bert-cls', 'an unknown activation', setConfig((c) => { c.hidden_act = 'mish'; }), /"hidden_act": "mish" \(supported:/],
   ['bert-cls', 'heads not dividing the width', setConfig((c) => { c.num_attention_heads = 3; }), /"hidden_size" \(16\) is not a multiple of "num_attention_heads" \(3\)/],
   ['bert-cls', 'a size that is not an integer', setConfig((c) => { c.hidden_size = '8'; }), /"hidden_size" must be an integer from 1 to 16777216, got "8"/],
+  ['bert-cls', 'a layer-norm epsilon that is not a number', setConfig((c) => { c.layer_norm_eps = '1e-12'; }), /"layer_norm_eps" must be a number between 0 and 1, got "1e-12"/],
+  ['bert-cls', 'a special token outside the vocabulary', setConfig((c) => { c.pad_token_id = 15; }), /"pad_token_id" 15 is not a token id below "vocab_size" \(15\)/],
+  ['gpt2-lm', 'an eos list with an id outside the vocabulary', setConfig((c) => { c.eos_token_id = [9, -1]; }), /"eos_token_id" \[9,-1\] is not a token id/],
+  ['bert-base', 'a weight that is not finite', swapSafetensors('model.safetensors', (e) => {
+    const t = e.find(([k]) => k === 'encoder.layer.0.output.dense.bias');
+    t[3] = t[3].slice();
+    new DataView(t[3].buffer).setFloat32(4 * 3, NaN, true);
+  }), /model\.safetensors: encoder\.layer\.0\.output\.dense\.bias has the value NaN at index 3; weights must be finite/],
   ['bert-cls', 'more layers than the converter builds', setConfig((c) => { c.num_hidden_layers = 5000; }), /"num_hidden_layers" must be an integer from 1 to 1024, got 5000/],
   ['bert-cls', 'an unsupported head class', setConfig((c) => { c.architectures = ['BertForTokenClassification']; }), /BertForTokenClassification is not supported \(for bert: BertModel, BertForSequenceClassification/],
   ['bert-cls', 'shapes that disagree with the config', setConfig((c) => { c.intermediate_size = 32; }), /pytorch_model\.bin: bert\.encoder\.layer\.0\.intermediate\.dense\.weight has shape \[64,16\], config\.json implies \[32,16\]/],
@@ -361,6 +369,14 @@ for (const [fixture, what, change, message] of ERRORS) {
     });
   });
 }
+
+test('a map of Blobs and ArrayBuffers converts like bytes', { skip: !present('vit-cls') }, async () => {
+  const files = filesOf('vit-cls');
+  const mixed = new Map(Object.entries(files).map(([f, b], i) => [`picked/vit-cls/${f}`, i % 2 ? new Blob([b]) : b.slice().buffer]));
+  const a = await convert(mixed, { name: 'vit' });
+  const b = await convert(files, { name: 'vit' });
+  for (const f of Object.keys(b.files)) assert.deepEqual(a.files[f], b.files[f], f);
+});
 
 test('bad convert() arguments are refused', async () => {
   await assert.rejects(convert(42), /the input must be a folder path/);

@@ -210,6 +210,10 @@ function canonicalTensors(arch, hp, raw, hfConfig, className) {
     if (t.shape.join('x') !== shape.join('x')) {
       throw new ConvertError(`${t.file}: ${t.key} has shape [${t.shape}], config.json implies [${shape}]`);
     }
+    const values = t.dtype === 'F32' ? new Float32Array(t.bytes.slice().buffer) : floats(t);
+    const bad = values.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) throw new ConvertError(`${t.file}: ${t.key} has the value ${values[bad]} at index ${bad}; weights must be finite`);
+    t.values = values;
     out.push([name, t]);
     kept.delete(name);
   }
@@ -294,7 +298,7 @@ export async function convert(input, options = {}) {
 
   const files = {};
   const config = { architecture: arch.architecture, version: 1, task,
-    name: options.name ?? src.folder ?? (typeof hfConfig._name_or_path === 'string' && hfConfig._name_or_path) ?? 'model',
+    name: options.name ?? src.folder ?? (typeof hfConfig._name_or_path === 'string' && hfConfig._name_or_path.trim() ? hfConfig._name_or_path : 'model'),
     hf_config: hfConfig };
   if (arch.tokenizer === 'image') {
     if (!src.names.includes('preprocessor_config.json')) throw new ConvertError('preprocessor_config.json is missing (a ViT folder needs it)');
@@ -311,7 +315,7 @@ export async function convert(input, options = {}) {
   const entries = [];
   let params = 0;
   for (const [name, t] of tensors) {
-    const w = t.dtype === 'F32' ? new Float32Array(t.bytes.slice().buffer) : floats(t);
+    const w = t.values;
     params += w.length;
     if (options.int8 && int8Eligible(config, name, { dtype: 'F32', shape: t.shape }, {})) entries.push(...int8Entries(name, t.shape, w));
     else entries.push([name, 'F32', t.shape, new Uint8Array(w.buffer, w.byteOffset, w.byteLength)]);
