@@ -378,6 +378,32 @@ test('a map of Blobs and ArrayBuffers converts like bytes', { skip: !present('vi
   for (const f of Object.keys(b.files)) assert.deepEqual(a.files[f], b.files[f], f);
 });
 
+test('in headless Chromium, convert() on dropped files (Blobs) gives the bytes Node gives', { timeout: 120_000 }, async (t) => {
+  const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  if (process.env.ATTNLENS_SKIP_BROWSER === '1' || !existsSync(chromiumPath)) return t.skip('no browser (ATTNLENS_SKIP_BROWSER=1 or no Chromium)');
+  const { chromium } = await import('playwright-core');
+  const { serve } = await import('../../scripts/serve.mjs');
+  const { server, url } = await serve(ROOT.replace(/\/$/, ''), { port: 0 });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${url}/web/`);
+    const files = Object.fromEntries(Object.entries(filesOf('gpt2-lm')).map(([f, b]) => [f, [...b]]));
+    const got = await page.evaluate(async (input) => {
+      const { convert: inPage } = await import('/wasm/index.js');
+      const dropped = Object.fromEntries(Object.entries(input).map(([f, b]) => [f, new Blob([new Uint8Array(b)])]));
+      const r = await inPage(dropped, { name: 'gpt2-lm', int8: true });
+      return Object.fromEntries(Object.entries(r.files).map(([f, b]) => [f, [...b]]));
+    }, files);
+    const node = await convert(path.join(FIX, 'gpt2-lm'), { int8: true });
+    assert.deepEqual(Object.keys(got), Object.keys(node.files));
+    for (const f of Object.keys(node.files)) assert.deepEqual(Uint8Array.from(got[f]), node.files[f], f);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});
+
 test('bad convert() arguments are refused', async () => {
   await assert.rejects(convert(42), /the input must be a folder path/);
   await assert.rejects(convert({}, { fp16: true }), /unknown option fp16/);
