@@ -271,6 +271,16 @@ const ERRORS = [
   ['bert-cls', 'a truncated .bin', (f) => { f['pytorch_model.bin'] = f['pytorch_model.bin'].subarray(0, 5000); }, /pytorch_model\.bin: no end of central directory/],
   ['bert-cls', 'not a zip', (f) => { f['pytorch_model.bin'] = text('hello, not a checkpoint'); }, /pytorch_model\.bin is not a torch\.save zip archive/],
   ['bin-legacy', 'the legacy .bin format', () => {}, /legacy \(pre-1\.6, non-zip\) format/],
+  ['bin-deflated', 'a .bin with compressed zip entries', () => {}, /pytorch_model\.bin: plain\/data\.pkl is compressed \(method 8\); torch\.save stores entries uncompressed$/],
+  ['bert-cls', 'a .bin whose storage file is missing', (f) => {
+    const b = f['pytorch_model.bin'].slice();
+    const name = new TextEncoder().encode('/data/0');
+    for (let i = 0; i + name.length <= b.length; i++) {
+      const digitAfter = b[i + name.length] >= 0x30 && b[i + name.length] <= 0x39;
+      if (name.every((c, j) => b[i + j] === c) && !digitAfter) b[i + 6] = 0x5a; // the entry data/0 becomes data/Z
+    }
+    f['pytorch_model.bin'] = b;
+  }, /pytorch_model\.bin: storage data\/0 is missing from the archive/],
   ['bin-evil', 'a pickle naming os.system', () => {}, /data\.pkl names the global posix\.system, which the converter refuses/],
   ['bert-base', 'a truncated safetensors file', (f) => {
     const b = f['model.safetensors'];
