@@ -146,6 +146,7 @@ test('--int8 stores the tensors scripts/quantize.mjs makes of the float32 bundle
       const q = tensors(new Uint8Array(readFileSync(path.join(tmp, `${name}-q`, 'weights.safetensors'))));
       const { files, config } = await convert(path.join(FIX, name), { int8: true });
       assert.equal(config.weight_precision, 'int8');
+      assert.deepEqual(files['config.json'], new Uint8Array(readFileSync(path.join(tmp, `${name}-q`, 'config.json'))), `${name}: config.json`);
       const got = tensors(files['weights.safetensors']);
       assert.deepEqual(Object.keys(got), Object.keys(q), `${name}: tensor names`);
       let int8 = 0;

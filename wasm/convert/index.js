@@ -15,7 +15,7 @@
 // (tokenizer.js) or ViT's preprocessor config; labels from id2label; manifest and model card.
 import { ARCHITECTURES, ConvertError } from './architectures.js';
 import { findLicense, modelCard } from './card.js';
-import { int8Eligible, int8Entries } from './int8.js';
+import { int8Config, int8Eligible, int8Entries } from './int8.js';
 import { MANIFEST, manifestOf, manifestText } from './manifest.js';
 import { FLOAT_DTYPES, floatValues, parseSafetensors, writeSafetensors } from './safetensors.js';
 import { readTorchBin } from './torch-bin.js';
@@ -297,7 +297,7 @@ export async function convert(input, options = {}) {
   }
 
   const files = {};
-  const config = { architecture: arch.architecture, version: 1, task,
+  let config = { architecture: arch.architecture, version: 1, task,
     name: options.name ?? src.folder ?? (typeof hfConfig._name_or_path === 'string' && hfConfig._name_or_path.trim() ? hfConfig._name_or_path : 'model'),
     hf_config: hfConfig };
   if (arch.tokenizer === 'image') {
@@ -320,14 +320,11 @@ export async function convert(input, options = {}) {
     if (options.int8 && int8Eligible(config, name, { dtype: 'F32', shape: t.shape }, {})) entries.push(...int8Entries(name, t.shape, w));
     else entries.push([name, 'F32', t.shape, new Uint8Array(w.buffer, w.byteOffset, w.byteLength)]);
   }
-  if (options.int8) {
-    config.weight_precision = 'int8';
-    config.weights_dtype = 'I8 (weights, F32 scale per row) + float32';
-  }
   let readme = null;
-  if (src.names.includes('README.md')) readme = new TextDecoder().decode(await src.read('README.md'));
+  if (src.names.includes('README.md')) readme = new TextDecoder().decode(await record('README.md'));
   config.source = { format: 'hugging-face', folder: src.folder ?? config.name, model_type: modelType, class: className,
     files: sourceFiles, converter: 'attnlens convert' };
+  if (options.int8) config = int8Config(config); // as scripts/quantize.mjs writes it for the float32 bundle
   files['weights.safetensors'] = writeSafetensors(entries, { format: 'pt' });
   files['config.json'] = new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`);
   files[MANIFEST] = new TextEncoder().encode(manifestText(await manifestOf(config, files)));
