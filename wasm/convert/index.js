@@ -119,6 +119,8 @@ async function readWeights(src, record) {
   return tensors;
 }
 
+/** F32 bytes as a Float32Array: a view when aligned (no copy of a large model), else an aligned copy. */
+const f32View = (b) => (b.byteOffset % 4 === 0 ? new Float32Array(b.buffer, b.byteOffset, b.length / 4) : new Float32Array(b.slice().buffer));
 const floats = (t) => floatValues({ dtype: t.dtype, data_offsets: [0, t.bytes.length] }, t.bytes);
 const sameValues = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]) || v === b[i]);
 
@@ -210,7 +212,7 @@ function canonicalTensors(arch, hp, raw, hfConfig, className) {
     if (t.shape.join('x') !== shape.join('x')) {
       throw new ConvertError(`${t.file}: ${t.key} has shape [${t.shape}], config.json implies [${shape}]`);
     }
-    const values = t.dtype === 'F32' ? new Float32Array(t.bytes.slice().buffer) : floats(t);
+    const values = t.dtype === 'F32' ? f32View(t.bytes) : floats(t);
     const bad = values.findIndex((v) => !Number.isFinite(v));
     if (bad >= 0) throw new ConvertError(`${t.file}: ${t.key} has the value ${values[bad]} at index ${bad}; weights must be finite`);
     t.values = values;
