@@ -13,13 +13,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { convert } from '../../wasm/index.js';
 import { ConvertError } from '../../wasm/convert/index.js';
 import { floatValues, parseSafetensors, writeSafetensors } from '../../wasm/convert/safetensors.js';
 import { parseManifest } from '../../wasm/models.js';
 import { quantizeBundle } from '../../scripts/quantize.mjs';
 import { sentencePieceToTokenizerJson } from '../../wasm/convert/sentencepiece.js';
+import { convertTokenizer } from '../../wasm/convert/tokenizer.js';
 import { checkFixture, fixtureNames } from '../../scripts/convert-fixtures.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -227,6 +228,34 @@ test('Marian: embeddings that are not tied, or positions that are not the sinuso
   swapSafetensors('model.safetensors', (e) => e.filter(([k]) => k !== 'model.shared.weight'))(moved);
   const promoted = tensors((await convert(moved, { name: 'x' })).files['weights.safetensors']);
   assert.ok('model.shared.weight' in promoted, 'a tied copy saved in place of model.shared.weight takes its name');
+});
+
+test('vocab.txt and vocab.json + merges.txt become a tokenizer.json giving the fast tokenizer\'s ids on the 5,400-line corpus', async (t) => {
+  let Tokenizer;
+  try {
+    ({ Tokenizer } = await import(process.env.ATTNLENS_TOKENIZERS_JS ? pathToFileURL(process.env.ATTNLENS_TOKENIZERS_JS).href : '@huggingface/tokenizers'));
+  } catch {
+    return t.skip('Tokenizers.js (@huggingface/tokenizers, a devDependency) is not installed');
+  }
+  const dir = path.join(ROOT, 'tests', 'fixtures', 'tokenizers');
+  const lines = readFileSync(path.join(dir, 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  for (const name of ['wordpiece', 'wordpiece-cased', 'bytelevel-bpe']) {
+    const fast = JSON.parse(readFileSync(path.join(dir, name, 'tokenizer.json'), 'utf8'));
+    const byId = Object.entries(fast.model.vocab).sort((a, b) => a[1] - b[1]).map(([tok]) => tok);
+    const slow = fast.model.type === 'WordPiece'
+      ? { 'vocab.txt': text(`${byId.join('\n')}\n`), 'tokenizer_config.json': text({ do_lower_case: fast.normalizer.lowercase,
+        strip_accents: fast.normalizer.strip_accents, tokenize_chinese_chars: fast.normalizer.handle_chinese_chars }) }
+      : { 'vocab.json': text(fast.model.vocab), 'merges.txt': text(`#version: 0.2\n${fast.model.merges.join('\n')}\n`),
+        'tokenizer_config.json': text({ add_prefix_space: fast.pre_tokenizer.add_prefix_space }) };
+    const kind = fast.model.type === 'WordPiece' ? 'wordpiece' : 'bpe';
+    const { files } = await convertTokenizer(kind, async (f) => slow[f], Object.keys(slow), byId.length);
+    const ours = new Tokenizer(json(files['tokenizer.json']), {});
+    const theirs = new Tokenizer(fast, {});
+    const differ = lines.filter((l) => ours.encode(l).ids.join(' ') !== theirs.encode(l).ids.join(' '));
+    assert.deepEqual(differ.slice(0, 3), [], `${name}: ${differ.length} of ${lines.length} lines get other ids`);
+    const ids = theirs.encode(lines[7]).ids;
+    assert.equal(ours.decode(ids, { skip_special_tokens: true }), theirs.decode(ids, { skip_special_tokens: true }), `${name}: decode`);
+  }
 });
 
 // [fixture, what to change (files map → void), the error it must give]
