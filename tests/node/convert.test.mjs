@@ -379,6 +379,12 @@ const ERRORS = [
   ['bert-base', 'tokenizer.json of another model type', (f) => { f['tokenizer.json'] = text({ model: { type: 'WordLevel', vocab: {} } }); }, /tokenizer\.json: model\.type "WordLevel" is not supported/],
   ['bert-base', 'tokenizer.json ids past the vocabulary', (f) => { f['tokenizer.json'] = text({ model: { type: 'WordPiece', vocab: { a: 0, b: 99 } } }); }, /tokenizer\.json: model\.vocab\["b"\] has id 99, outside the model's vocabulary of 15/],
   ['bert-base', 'tokenizer.json added token past the vocabulary', (f) => { f['tokenizer.json'] = text({ added_tokens: [{ id: 15, content: 'x' }], model: { type: 'WordPiece', vocab: { a: 0 } } }); }, /added_tokens\[0\] \("x"\) has id 15, outside/],
+  ['marian', 'a tensor Marian does not have', (f) => {
+    delete f['pytorch_model.bin'];
+    const { header, data } = parseSafetensors(new Uint8Array(readFileSync(path.join(FIX, 'expected', 'marian.safetensors'))));
+    f['model.safetensors'] = writeSafetensors([...Object.entries(header).map(([k, e]) => [k, e.dtype, e.shape, data.subarray(...e.data_offsets)]),
+      ['model.encoder.layernorm_embedding.weight', 'F32', [8], new Uint8Array(32)]]);
+  }, /model\.safetensors: tensor model\.encoder\.layernorm_embedding\.weight is not part of MarianMTModel/],
   ['marian', 'separate source and target vocabularies', setConfig((c) => { c.share_encoder_decoder_embeddings = false; }), /"share_encoder_decoder_embeddings": false \(separate source and target vocabularies\)/],
   ['marian', 'a decoder vocabulary of another size', setConfig((c) => { c.decoder_vocab_size = 7; }), /"decoder_vocab_size": 7 different from "vocab_size"/],
   ['marian', 'MarianModel without the LM head', setConfig((c) => { c.architectures = ['MarianModel']; }), /MarianModel is not supported \(for marian: MarianMTModel\)/],

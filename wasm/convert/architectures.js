@@ -220,7 +220,7 @@ export const ARCHITECTURES = {
       if (/^(encoder|decoder)\.embed_positions\.weight$/.test(rel)) return { sinusoidal: `model.${rel}` };
       if (/^(encoder|decoder)\.embed_tokens\.weight$/.test(rel)) return { tie: `model.${rel}` };
       if (/^(shared\.weight|(encoder|decoder)\.layers\.)/.test(rel)) return { name: `model.${rel}` };
-      return null;
+      return { name: key }; // not a Marian tensor: reported as not part of the model
     },
     expected(hp) {
       const d = hp.d_model;
