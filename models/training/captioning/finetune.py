@@ -326,6 +326,53 @@ def occlude(x, fill, grid, share, max_share, gen):
     return x * (1 - m) + fill.to(x.device, x.dtype)[:, :, None, None] * m
 
 
+def decode_with_negative(dec, p, p_neg, cap):
+    """Teacher forcing as sat.ShowAttendTell.forward with context "output" (p: projected grid [B, L, P], cap [B, T+1]),
+    and every word scored a second time against another photo's projected grid p_neg with the same word history.
+    With context "output" the LSTM state h_t never sees the image, so only alpha_t, z_t differ between the two; the
+    gate beta_t (a function of h_t) and the dropout mask are shared. Returns logits, alphas, logits_neg [B, T, *]."""
+    assert dec.context == "output", "--contrast needs --context output"
+    p, keys, h, c = dec.encode_projected(p)
+    keys_n = dec.att_feat(p_neg)
+    out, out_n, alphas = [], [], []
+    for t in range(cap.size(1) - 1):
+        h, c = dec.lstm(dec.embed(cap[:, t]), (h, c))
+        alpha, z, beta = dec.attend(p, keys, h)
+        _, z_n, _ = dec.attend(p_neg, keys_n, h)
+        keep = dec.drop(torch.ones(h.shape[0], h.shape[1] + z.shape[1], device=h.device, dtype=h.dtype))
+        out.append(dec.fc(torch.cat([h, beta * z], dim=1) * keep))
+        out_n.append(dec.fc(torch.cat([h, beta * z_n], dim=1) * keep))
+        alphas.append(alpha)
+    return torch.stack(out, 1), torch.stack(alphas, 1), torch.stack(out_n, 1)
+
+
+def content_ids(itos, stop):
+    """bool [V]: vocabulary words that name something in a photo: not a special token, not punctuation, not in
+    `stop` (deletion.STOP, the function words the deletion test leaves out)."""
+    return torch.tensor([i >= len(sat.SPECIALS) and any(ch.isalnum() for ch in w) and w not in stop
+                         for i, w in enumerate(itos)])
+
+
+def contrast_mask(targets, neg_words, content):
+    """bool [N, T]: the target tokens (targets [N, T]) the image-contrast loss scores: content words (content [V])
+    that none of the negative photo's captions uses (neg_words [N, V] bool, a row per caption, from that caption's
+    negative photo), so that a word true of both photos ("man" in two photos of men) is never pushed apart."""
+    return content[targets] & ~torch.gather(neg_words, 1, targets) & (targets != PAD)
+
+
+def contrast_loss(logits, logits_neg, targets, mask, margin):
+    """Mean over the masked tokens of max(0, margin - (log p(y_t | own photo) - log p(y_t | other photo))): each
+    content word must be at least e^margin times likelier given its own photo than given another one, so it has
+    to be read from the image (through alpha_t) rather than from the word history alone. Returns (loss, share of
+    masked tokens that already meet the margin)."""
+    lp = logits.log_softmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2)
+    lpn = logits_neg.log_softmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2)
+    gap = lp - lpn
+    m = mask.float()
+    n = m.sum().clamp(min=1.0)
+    return (F.relu(margin - gap) * m).sum() / n, float(((gap >= margin).float() * m).sum() / n)
+
+
 def evaluate(model, dev_src, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
     model.eval()
     dev = next(model.parameters()).device
@@ -365,7 +412,7 @@ def main():
     ap.add_argument("--ground-dir", default=os.path.join(mobilenet.REPO_ROOT, "..", "shared", "ground"))
     ap.add_argument("--mobilenet", default=None, help="the torchvision .pth (default: ../shared/data/...)")
     ap.add_argument("--encoder-bundle", default=None, help="read the ImageNet weights from this encoder bundle instead")
-    ap.add_argument("--out", default=os.path.join(HERE, "runs", "e2e"))
+    ap.add_argument("--out", default=None, help="the run folder (default runs/e2e, with --self-test runs/e2e-selftest)")
     ap.add_argument("--input-size", type=int, default=224)
     ap.add_argument("--train-from", type=int, default=7, help="first features block whose convolutions learn")
     ap.add_argument("--init-bundle", default=None, help="start from this captioner bundle's encoder and decoder")
@@ -399,6 +446,16 @@ def main():
     ap.add_argument("--occlude-pixels", action="store_true",
                     help="with --cache-below: hide the cells in the photo and re-run the frozen trunk (what the "
                          "deletion test does) instead of filling the cached map's cells")
+    ap.add_argument("--contrast", type=float, default=0.0,
+                    help="weight of the image-contrast loss (contrast_loss; needs --context output): each content "
+                         "word must be likelier given its own photo than given the batch's next photo")
+    ap.add_argument("--contrast-margin", type=float, default=1.0, help="its margin in nats")
+    ap.add_argument("--checkpoint-minutes", type=float, default=0.0,
+                    help="M > 0: also write RUN/last.pt every M minutes inside an epoch (--resume continues there)")
+    ap.add_argument("--stop-after-steps", type=int, default=0,
+                    help="write RUN/last.pt and exit after this many steps (the resume check: test_resume.sh)")
+    ap.add_argument("--eval-start", action="store_true",
+                    help="evaluate the starting weights on dev once, as epoch 0 of history.json")
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--limit-dev", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
@@ -409,9 +466,12 @@ def main():
     args = ap.parse_args()
     if args.self_test:
         args.limit_train, args.limit_dev, args.epochs, args.batch_images, args.device = 16, 8, 2, 4, "cpu"
-        args.out = os.path.join(HERE, "runs", "e2e-selftest")
+        args.out = args.out or os.path.join(HERE, "runs", "e2e-selftest")
+    args.out = args.out or os.path.join(HERE, "runs", "e2e")
     if args.context == "output" and args.init_state != "const":
         raise SystemExit("--context output keeps the image out of the LSTM: it needs --init-state const")
+    if args.contrast > 0 and args.context != "output":
+        raise SystemExit("--contrast scores words against another photo with the same LSTM state: --context output")
     if args.cache_below and (args.train_from < args.cache_below or args.flip):
         raise SystemExit("--cache-below %d needs --train-from >= %d and no --flip" % (args.cache_below, args.cache_below))
     torch.set_num_threads(args.threads)
@@ -443,6 +503,13 @@ def main():
         T = max(map(len, ids))
         cap_ids.append(torch.tensor([x + [PAD] * (T - len(x)) for x in ids]))
     model = Captioner(len(itos), args).to(dev)
+    if args.contrast > 0:
+        import deletion  # STOP: the function words
+        content = content_ids(itos, deletion.STOP).to(dev)
+        photo_words = torch.zeros(len(tr_names), len(itos), dtype=torch.bool)  # [N, V]: words of a photo's captions
+        for i, ids in enumerate(cap_ids):
+            photo_words[i, ids.flatten()] = True
+        photo_words = photo_words.to(dev)
     tr_src, dv_src = tr_u8, dv_u8
     if args.cache_below:
         cache = os.path.join(args.out, "cache_%d_%d.pt" % (args.cache_below, args.input_size))
@@ -467,15 +534,29 @@ def main():
     hp = dict(feat_dim=model.dec.feat_proj.in_features, proj_dim=args.proj_dim, embed_dim=args.embed_dim,
               hidden_dim=args.hidden_dim, att_dim=args.att_dim, dropout=args.dropout, score_smooth=args.score_smooth,
               context=args.context)
-    state = dict(epoch=0, step=0, history=[])
+    state = dict(epoch=0, step=0, history=[], batch_pos=0)
     last = os.path.join(args.out, "last.pt")
+
+    def save_last():
+        """RUN/last.pt: weights, optimiser, progress (epoch, next batch of the epoch, sums) and the random states,
+        written to a temporary file and renamed, so a run killed at any moment leaves a whole checkpoint."""
+        state["train_seconds"] = time.time() - t_train
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), state=state, itos=itos,
+                        rng=dict(torch=torch.get_rng_state(), occ=occ_gen.get_state())), last + ".tmp")
+        os.replace(last + ".tmp", last)
+
     if args.resume and os.path.exists(last):
         ck = torch.load(last, map_location=dev, weights_only=False)
         assert ck["itos"] == itos
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
         state = ck["state"]
-        print("resumed after epoch %d" % state["epoch"], flush=True)
+        state.setdefault("batch_pos", 0)
+        if "rng" in ck:
+            torch.set_rng_state(ck["rng"]["torch"])
+            occ_gen.set_state(ck["rng"]["occ"])
+        print("resumed after epoch %d, batch position %d (step %d)" % (state["epoch"], state["batch_pos"],
+                                                                       state["step"]), flush=True)
     per_epoch = (len(tr_names) + args.batch_images - 1) // args.batch_images
     total = args.epochs * per_epoch
     print("trainable: encoder %d, decoder %d parameters; %d steps per epoch" % (
@@ -483,6 +564,13 @@ def main():
     amp = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda")
     t_train = time.time() - state.get("train_seconds", 0.0)
     budget = max(60.0, args.max_minutes * 60 - (time.time() - t0))  # seconds of training this run may spend
+    if args.eval_start and state["epoch"] == 0 and state["batch_pos"] == 0 and not state["history"]:
+        ev = evaluate(model, dv_src, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)
+        ev.update(epoch=0)
+        state["history"].append(ev)
+        print(json.dumps(ev), flush=True)
+        json.dump(state["history"], open(os.path.join(args.out, "history.json"), "w"), indent=1)
+    t_ck = time.time()
     while state["epoch"] < args.epochs:
         if (time.time() - t_train) >= budget:
             print("max-minutes reached before epoch %d" % (state["epoch"] + 1), flush=True)
@@ -491,9 +579,10 @@ def main():
         rng = random.Random(args.seed * 1000 + state["epoch"])
         order = list(range(len(tr_names)))
         rng.shuffle(order)
-        ce_sum = n_sum = 0.0
-        te = time.time()
-        for s in range(0, len(order), args.batch_images):
+        sums = state.get("sums") if state["batch_pos"] else None
+        ce_sum, n_sum, con_sum, met_sum = sums if sums else (0.0, 0.0, 0.0, 0.0)
+        te = time.time() - (state.get("epoch_elapsed", 0.0) if state["batch_pos"] else 0.0)
+        for s in range(state["batch_pos"], len(order), args.batch_images):
             b = order[s:s + args.batch_images]
             # cosine decay over the steps of --epochs or over the --max-minutes budget, whichever ends first
             progress = max(state["step"] / max(1, total), (time.time() - t_train) / budget)
@@ -516,10 +605,22 @@ def main():
             reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)
             with torch.autocast(**amp):
                 grid = model.grid_features(x)
+                if args.contrast > 0:  # each photo's negative: the batch's next photo (its captions' words known)
+                    neg = torch.roll(idx, -1).repeat_interleave(reps)
+                    p_neg = model.dec.feat_proj(torch.roll(grid, -1, dims=0).repeat_interleave(reps, dim=0))
                 grid = grid.repeat_interleave(reps, dim=0)
-                logits, alphas = model.dec(model.dec.feat_proj(grid), cap)
+                if args.contrast > 0:
+                    logits, alphas, logits_neg = decode_with_negative(model.dec, model.dec.feat_proj(grid), p_neg, cap)
+                else:
+                    logits, alphas = model.dec(model.dec.feat_proj(grid), cap)
             logits, alphas = logits.float(), alphas.float()
             loss, ce, reg = sat.caption_loss(logits, alphas, cap, args.lam)
+            if args.contrast > 0:
+                mask = contrast_mask(cap[:, 1:], photo_words[neg], content)
+                con, met = contrast_loss(logits, logits_neg.float(), cap[:, 1:], mask, args.contrast_margin)
+                loss = loss + args.contrast * con
+                con_sum += float(con)
+                met_sum += met
             if args.entropy > 0:
                 mask = (cap[:, 1:] != PAD).float()
                 ent = -(alphas * torch.log(alphas + 1e-9)).sum(2)
@@ -532,19 +633,35 @@ def main():
             ce_sum += float(ce)
             n_sum += 1
             if n_sum % 25 == 0:
-                print("  step %d/%d, ce %.3f, %.1f s per step" % (n_sum, per_epoch, ce_sum / n_sum,
-                                                                 (time.time() - te) / n_sum), flush=True)
+                print("  step %d/%d, ce %.3f%s, %.1f s per step" % (
+                    n_sum, per_epoch, ce_sum / n_sum,
+                    ", contrast %.3f (margin met %.1f%%)" % (con_sum / n_sum, 100 * met_sum / n_sum)
+                    if args.contrast > 0 else "", (time.time() - te) / n_sum), flush=True)
+            stop = state["step"] == args.stop_after_steps
+            if stop or (args.checkpoint_minutes > 0 and time.time() - t_ck >= args.checkpoint_minutes * 60):
+                state.update(batch_pos=s + args.batch_images, sums=(ce_sum, n_sum, con_sum, met_sum),
+                             epoch_elapsed=time.time() - te)
+                save_last()
+                t_ck = time.time()
+                print("  checkpoint: epoch %d, batch position %d, step %d" % (
+                    state["epoch"] + 1, state["batch_pos"], state["step"]), flush=True)
+                if stop:
+                    print("stopped after step %d (--stop-after-steps)" % state["step"], flush=True)
+                    return
+        state.update(batch_pos=0, sums=None, epoch_elapsed=0.0)
         state["epoch"] += 1
         state["train_seconds"] = time.time() - t_train
         ev = evaluate(model, dv_src, dv_refs, gold, gold_idx, stoi, itos, args, dv_names)
         ev.update(epoch=state["epoch"], train_ce=ce_sum / max(n_sum, 1), epoch_seconds=time.time() - te)
+        if args.contrast > 0:
+            ev.update(train_contrast=con_sum / max(n_sum, 1), train_margin_met=100 * met_sum / max(n_sum, 1))
         state["history"].append(ev)
         print(json.dumps(ev), flush=True)
         weights = {k: (v.half() if v.is_floating_point() else v).cpu() for k, v in model.state_dict().items()}
         torch.save(dict(weights=weights, itos=itos, hp=hp, args=vars(args), epoch=state["epoch"], eval=ev),
                    os.path.join(args.out, "ep%02d.pt" % state["epoch"]))
-        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), state=state, itos=itos), last + ".tmp")
-        os.replace(last + ".tmp", last)
+        save_last()
+        t_ck = time.time()
         json.dump(state["history"], open(os.path.join(args.out, "history.json"), "w"), indent=1)
     print("done: %d epochs, %.1f min" % (state["epoch"], (time.time() - t0) / 60), flush=True)
 

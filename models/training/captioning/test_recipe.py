@@ -2,6 +2,7 @@
   /usr/bin/python3 models/training/captioning/test_recipe.py
 Each check raises AssertionError with a message when it fails.
 """
+import math
 import os
 import sys
 import tempfile
@@ -396,6 +397,53 @@ def check_gptq_codes():
     h[:, 3] = 0.0
     assert np.array_equal(qc.gptq_codes(w, h, s)[:, 3], np.zeros(24))
 
+
+
+def check_contrast_pieces():
+    """finetune.py's image-contrast loss: decode_with_negative scores the own photo exactly as the decoder's forward
+    does and the other photo through alpha and z alone; contrast_mask keeps only content words absent from the other
+    photo's captions; contrast_loss is the hinge on the log-probability gap (a hand-computed case)."""
+    import finetune
+    torch.manual_seed(0)
+    dec = sat.ShowAttendTell(12, feat_dim=8, proj_dim=6, embed_dim=5, hidden_dim=7, att_dim=4, context="output")
+    dec.eval()
+    for lin in (dec.init_h, dec.init_c):  # --init-state const, which --context output requires: h_0 = tanh(b)
+        lin.weight.data.zero_()
+    p, p_other = torch.randn(3, 9, 6), torch.randn(3, 9, 6)
+    cap = torch.tensor([[sat.START, 5, 6, 7, sat.END], [sat.START, 8, 4, sat.END, sat.PAD], [sat.START, 9, sat.END,
+                                                                                            sat.PAD, sat.PAD]])
+    with torch.no_grad():
+        ref_logits, ref_alphas = dec(p, cap)
+        same, same_alphas, same_neg = finetune.decode_with_negative(dec, p, p, cap)
+        logits, alphas, neg = finetune.decode_with_negative(dec, p, p_other, cap)
+        _, _, swapped = finetune.decode_with_negative(dec, p_other, p, cap)
+        other_logits, _ = dec(p_other, cap)
+    assert torch.allclose(same, ref_logits, atol=1e-6) and torch.allclose(same_alphas, ref_alphas, atol=1e-7)
+    assert torch.allclose(same_neg, same, atol=1e-6)
+    assert torch.allclose(logits, ref_logits, atol=1e-6) and torch.allclose(alphas, ref_alphas, atol=1e-7)
+    # the negative is what the decoder says of the other photo after the same words
+    assert torch.allclose(neg, other_logits, atol=1e-6) and torch.allclose(swapped, ref_logits, atol=1e-6)
+    assert not torch.allclose(neg, logits, atol=1e-3)
+
+    itos = sat.SPECIALS + ["a", "dog", "runs", ".", "man"]  # ids 4 .. 8; "a" is a function word
+    content = finetune.content_ids(itos, {"a"})
+    assert content.tolist() == [False] * 4 + [False, True, True, False, True], content
+    targets = torch.tensor([[4, 5, 6, 7, 8, sat.END, sat.PAD]])
+    neg_words = torch.zeros(1, len(itos), dtype=torch.bool)
+    neg_words[0, [4, 6]] = True  # the other photo's captions say "a ... runs"
+    mask = finetune.contrast_mask(targets, neg_words, content)
+    assert mask.tolist() == [[False, True, False, False, True, False, False]], mask
+
+    own = torch.tensor([[[math.log(3.0), 0.0], [0.0, 5.0]]])  # p(word 0) = 0.75 | own photo
+    other = torch.zeros(1, 2, 2)  # p(word 0) = 0.5 | other photo: gap log 1.5
+    loss, met = finetune.contrast_loss(own, other, torch.tensor([[0, 1]]), torch.tensor([[True, False]]), 1.0)
+    assert abs(float(loss) - (1.0 - math.log(1.5))) < 1e-6 and met == 0.0, (float(loss), met)
+    loss, met = finetune.contrast_loss(own, other, torch.tensor([[0, 1]]), torch.tensor([[True, True]]), 1.0)
+    # word 1: p 0.9933 own, 0.5 other, gap 0.6865 < 1
+    want = ((1.0 - math.log(1.5)) + (1.0 - (math.log(1 / (1 + math.exp(-5.0))) - math.log(0.5)))) / 2
+    assert abs(float(loss) - want) < 1e-6 and met == 0.0, (float(loss), want)
+    loss, met = finetune.contrast_loss(own, other, torch.tensor([[0, 1]]), torch.tensor([[True, False]]), 0.3)
+    assert float(loss) == 0.0 and met == 1.0, (float(loss), met)
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
