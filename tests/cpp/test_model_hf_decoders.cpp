@@ -1,0 +1,175 @@
+// GPT-2 and MarianMT against their PyTorch references (models/training/hf/gpt2.py, marian.py) on the seeded
+// fixtures tests/fixtures/hf/{gpt2,marian}-{tiny,small}/bundle (converted by wasm/convert from the HF folders next
+// to them) and the goldens tests/goldens/hf/<fixture>.{json,safetensors} (models/training/hf/decoder_fixtures.py):
+// teacher-forced logits, every attention map and hidden state within 1e-4, incremental (cached) decoding equal to
+// the full forward, greedy generations identical.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "decode/search.h"
+#include "golden.h"
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "models/hf_gpt2.h"
+#include "models/hf_marian.h"
+#include "test_support.h"
+#include "trace/trace.h"
+
+namespace {
+
+using attnlens::AttentionTrace;
+using attnlens::testing::check_close;
+using attnlens::testing::error_of;
+using attnlens::testing::golden_tensor;
+using attnlens::testing::GoldenTensor;
+using attnlens::testing::read_json;
+using attnlens::testing::source_path;
+
+struct Fixture {
+  attnlens::io::Bundle bundle;
+  nlohmann::json meta;
+  attnlens::io::SafeTensors goldens;
+};
+
+Fixture fixture(const std::string& name) {
+  return {attnlens::io::Bundle::load(source_path("tests/fixtures/hf/" + name + "/bundle")),
+          read_json(source_path("tests/goldens/hf/" + name + ".json")),
+          attnlens::io::SafeTensors::load(source_path("tests/goldens/hf/" + name + ".safetensors"))};
+}
+
+// The maps of `kind` and `layer`, heads in order, side by side: [H, rows, columns] as the goldens store them.
+std::vector<float> heads_of(const AttentionTrace& trace, const std::string& kind, int layer) {
+  std::vector<float> out;
+  int next = 0;
+  for (const attnlens::MapView m : trace)
+    if (m.name == kind && m.layer == layer) {
+      CHECK(m.head == next++);
+      out.insert(out.end(), m.data.begin(), m.data.end());
+    }
+  return out;
+}
+
+std::vector<int> ints(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
+
+}  // namespace
+
+TEST_CASE("hf-gpt2: teacher-forced logits, every self-attention map and hidden state equal PyTorch's") {
+  for (const std::string name : {"gpt2-tiny", "gpt2-small"}) {
+    CAPTURE(name);
+    const Fixture f = fixture(name);
+    const attnlens::models::HfGpt2 model(f.bundle);
+    const auto& cases = f.meta.at("cases");
+    REQUIRE(cases.size() == 3);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const std::string c = "case" + std::to_string(i) + "/";
+      AttentionTrace trace;
+      std::vector<std::vector<float>> hidden;
+      const auto logits = model.forward(ints(cases[i].at("input_ids")), &trace, &hidden);
+      check_close(logits, golden_tensor(f.goldens, c + "logits"), name + " " + c + "logits");
+      REQUIRE(trace.size() == model.layers() * model.heads());
+      REQUIRE(hidden.size() == model.layers() + 1);
+      for (std::size_t l = 0; l < model.layers(); ++l)
+        check_close(heads_of(trace, "self-attention", static_cast<int>(l)),
+                    golden_tensor(f.goldens, c + "attention." + std::to_string(l)), name + " " + c + "attention");
+      for (std::size_t l = 0; l <= model.layers(); ++l)
+        check_close(hidden[l], golden_tensor(f.goldens, c + "hidden_states." + std::to_string(l)),
+                    name + " " + c + "hidden_states." + std::to_string(l));
+    }
+  }
+}
+
+TEST_CASE("hf-gpt2: feeding position by position through the KV cache gives the full forward's logits and maps") {
+  const Fixture f = fixture("gpt2-small");
+  const attnlens::models::HfGpt2 model(f.bundle);
+  const auto ids = ints(f.meta.at("cases")[2].at("input_ids"));
+  const std::size_t T = ids.size(), V = model.vocab_size();
+  AttentionTrace full_trace;
+  const auto full = model.forward(ids, &full_trace);
+  auto state = model.start();
+  std::vector<float> step(V);
+  for (std::size_t t = 0; t < T; ++t) {
+    AttentionTrace row;
+    model.feed(state, &ids[t], 1, step.data(), &row);
+    for (std::size_t v = 0; v < V; ++v) REQUIRE(std::fabs(step[v] - full[t * V + v]) <= 1e-5f);
+    std::size_t m = 0;
+    for (const attnlens::MapView map : row) {  // row t of each [T, T] map: the cache's t + 1 positions
+      const attnlens::MapView whole = full_trace.at(m++);
+      REQUIRE(map.dims == std::vector<std::size_t>{1, t + 1});
+      for (std::size_t j = 0; j <= t; ++j) REQUIRE(std::fabs(map.data[j] - whole.data[t * T + j]) <= 1e-6f);
+    }
+  }
+  CHECK(state.length() == T);
+}
+
+TEST_CASE("hf-marian: teacher-forced logits and every encoder, decoder and cross map equal PyTorch's") {
+  for (const std::string name : {"marian-tiny", "marian-small"}) {
+    CAPTURE(name);
+    const Fixture f = fixture(name);
+    const attnlens::models::HfMarian model(f.bundle);
+    const auto& cases = f.meta.at("cases");
+    REQUIRE(cases.size() == 3);
+    const std::size_t V = model.vocab_size(), pad = static_cast<std::size_t>(model.pad_token_id());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const std::string c = "case" + std::to_string(i) + "/";
+      AttentionTrace trace;
+      auto logits = model.forward(ints(cases[i].at("src_ids")), ints(cases[i].at("tgt_in")), &trace);
+      const GoldenTensor expected = golden_tensor(f.goldens, c + "logits");
+      // The pad logit is −∞ (never generated, as MarianMTModel's generation); the golden has the raw value.
+      for (std::size_t t = 0; t * V < logits.size(); ++t) {
+        CHECK(logits[t * V + pad] == -std::numeric_limits<float>::infinity());
+        logits[t * V + pad] = expected.data[t * V + pad];
+      }
+      check_close(logits, expected, name + " " + c + "logits");
+      for (const auto& [kind, key] : std::vector<std::pair<std::string, std::string>>{
+               {"encoder-self-attention", "encoder_attention"},
+               {"decoder-self-attention", "decoder_attention"},
+               {"cross-attention", "cross_attention"}}) {
+        for (int l = 0;; ++l) {
+          const std::string g = c + key + "." + std::to_string(l);
+          if (!f.goldens.contains(g)) {
+            CHECK(heads_of(trace, kind, l).empty());
+            CHECK(l > 0);
+            break;
+          }
+          check_close(heads_of(trace, kind, l), golden_tensor(f.goldens, g), name + " " + g);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("hf-marian: greedy search from decoder_start_token_id gives PyTorch's generations") {
+  for (const std::string name : {"marian-tiny", "marian-small"}) {
+    CAPTURE(name);
+    const Fixture f = fixture(name);
+    const attnlens::models::HfMarian model(f.bundle);
+    CHECK(model.decoder_start_token_id() == f.meta.at("decoder_start_token_id").get<int>());
+    for (const auto& g : f.meta.at("generations")) {
+      auto decoder = model.start(ints(g.at("src_ids")), nullptr);
+      attnlens::decode::SearchParams params;
+      params.max_new_tokens = g.at("max_new_tokens").get<int>();
+      params.bos_id = model.decoder_start_token_id();
+      params.eos_id = model.eos_token_id();
+      CHECK(attnlens::decode::greedy_search(*decoder, params).tokens == ints(g.at("output_ids")));
+    }
+  }
+}
+
+TEST_CASE("hf decoders: bad ids and over-long inputs are clear errors") {
+  const Fixture g = fixture("gpt2-tiny");
+  const attnlens::models::HfGpt2 gpt2(g.bundle);
+  CHECK(error_of([&] { gpt2.forward({1, 1000}); }).find("token id 1000 outside the vocabulary [0, 1000)") !=
+        std::string::npos);
+  CHECK(error_of([&] { gpt2.forward({-1}); }).find("token id -1") != std::string::npos);
+  CHECK(error_of([&] { gpt2.forward(std::vector<int>(gpt2.max_positions() + 1, 5)); }).find("exceed n_positions") !=
+        std::string::npos);
+  const Fixture m = fixture("marian-tiny");
+  const attnlens::models::HfMarian marian(m.bundle);
+  CHECK(error_of([&] { marian.forward({}, {835}, nullptr); }).find("source is empty") != std::string::npos);
+  CHECK(error_of([&] { marian.forward({3, 836}, {835}, nullptr); }).find("source id 836") != std::string::npos);
+  CHECK(error_of([&] { marian.forward({3, 0}, {835, -2}, nullptr); }).find("target id -2") != std::string::npos);
+}
