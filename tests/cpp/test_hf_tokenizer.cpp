@@ -99,3 +99,6 @@ TEST_CASE("hf tokenizers: WordPiece (cased) ids and decode equal Tokenizers.js o
 TEST_CASE("hf tokenizers: byte-level BPE ids and decode equal Tokenizers.js on the corpus") {
   check_corpus("bytelevel-bpe");
 }
+TEST_CASE("hf tokenizers: SentencePiece unigram with MarianMT's vocab.json: ids equal python3-sentencepiece") {
+  check_corpus("unigram");
+}

@@ -9,9 +9,11 @@
 // name } (Marian's fixed position table, dropped after checking it is the table the engine computes). A kept name
 // that expected() does not list is an error naming the checkpoint's key. expected(hp, head) lists [name, shape, optional?] in the order weights.safetensors stores them.
 
-/** A converter error; the message names the file and key. */
-export class ConvertError extends Error {}
+import { ConvertError } from './errors.js';
 
+export { ConvertError };
+
+const MAX_LAYERS = 1024;
 const ACTIVATIONS = ['gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu', 'silu', 'swish'];
 
 /** hf_config with the config class's defaults under it; checks that every size is a positive integer. */
@@ -19,8 +21,9 @@ function resolve(cfg, defaults, sizes) {
   const hp = { ...defaults };
   for (const [k, v] of Object.entries(cfg)) if (v !== null || !(k in defaults)) hp[k] = v;
   for (const k of sizes) {
-    if (!Number.isSafeInteger(hp[k]) || hp[k] <= 0 || hp[k] > 1 << 24) {
-      throw new ConvertError(`config.json: "${k}" must be a positive integer, got ${JSON.stringify(hp[k])}`);
+    const max = /layers|n_layer/.test(k) ? MAX_LAYERS : 1 << 24;
+    if (!Number.isSafeInteger(hp[k]) || hp[k] <= 0 || hp[k] > max) {
+      throw new ConvertError(`config.json: "${k}" must be an integer from 1 to ${max}, got ${JSON.stringify(hp[k])}`);
     }
   }
   return hp;
@@ -143,10 +146,12 @@ export const ARCHITECTURES = {
       ['vocab_size', 'n_positions', 'n_embd', 'n_layer', 'n_head']);
       if (hp.n_inner === null) hp.n_inner = 4 * hp.n_embd;
       resolve(hp, {}, ['n_inner']);
-      refuse(hp.scale_attn_by_inverse_layer_idx === true, '"scale_attn_by_inverse_layer_idx": true');
+      // scale_attn_weights and scale_attn_by_inverse_layer_idx are read by the engine (src/models/hf_gpt2.cpp).
       refuse(hp.reorder_and_upcast_attn === true, '"reorder_and_upcast_attn": true');
       refuse(hp.add_cross_attention === true, '"add_cross_attention": true');
-      refuse(hp.scale_attn_weights === false, '"scale_attn_weights": false');
+      for (const k of ['scale_attn_weights', 'scale_attn_by_inverse_layer_idx']) {
+        if (typeof hp[k] !== 'boolean') throw new ConvertError(`config.json: "${k}" must be true or false, got ${JSON.stringify(hp[k])}`);
+      }
       activation(hp, 'activation_function');
       divides(hp, 'n_head', 'n_embd');
       return hp;

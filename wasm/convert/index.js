@@ -103,6 +103,8 @@ async function readWeights(src, record) {
       throw new ConvertError(`${index}: shard ${JSON.stringify(shard)} is not a weights file name in the folder`);
     }
     if (!has(shard)) throw new ConvertError(`${index} names the shard ${shard}, which is missing`);
+  }
+  for (const shard of shards) {
     for (const [name, t] of tensorsOf(await record(shard), shard)) {
       if (map[name] !== shard) {
         throw new ConvertError(`${shard}: tensor ${name} is ${map[name] ? `listed under ${map[name]}` : 'not listed'} in ${index}`);
@@ -224,7 +226,7 @@ function pickClass(modelType, arch, hfConfig, raw) {
     throw new ConvertError('config.json: "architectures" must be an array of class names');
   }
   if (listed?.length) {
-    if (!(listed[0] in arch.classes)) {
+    if (!Object.hasOwn(arch.classes, listed[0])) {
       throw new ConvertError(`config.json: "architectures": ${listed[0]} is not supported (for ${modelType}: ${Object.keys(arch.classes).join(', ')})`);
     }
     return listed[0];
@@ -275,7 +277,7 @@ export async function convert(input, options = {}) {
   if (!src.names.includes('config.json')) throw new ConvertError('config.json is missing: not a Hugging Face model folder');
   const hfConfig = parseJsonFile(await record('config.json'), 'config.json');
   const modelType = hfConfig.model_type;
-  const arch = ARCHITECTURES[modelType];
+  const arch = typeof modelType === 'string' && Object.hasOwn(ARCHITECTURES, modelType) ? ARCHITECTURES[modelType] : null;
   if (!arch) {
     throw new ConvertError(`config.json: "model_type": ${JSON.stringify(modelType)} is not supported (supported: ${Object.keys(ARCHITECTURES).join(', ')})`);
   }
@@ -298,8 +300,7 @@ export async function convert(input, options = {}) {
     if (!src.names.includes('preprocessor_config.json')) throw new ConvertError('preprocessor_config.json is missing (a ViT folder needs it)');
     config.image = convertImageConfig(await record('preprocessor_config.json'), hp);
   } else {
-    const vocabSize = modelType === 'gpt2' ? hp.vocab_size : hp.vocab_size;
-    const tok = await convertTokenizer(arch.tokenizer, record, src.names, vocabSize);
+    const tok = await convertTokenizer(arch.tokenizer, record, src.names, hp.vocab_size);
     config.tokenizer = tok.entry;
     Object.assign(files, tok.files);
   }

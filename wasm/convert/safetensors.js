@@ -3,6 +3,8 @@
 // little-endian tensor bytes. parseSafetensors checks everything it reads (lengths, dtypes, shapes against byte
 // counts, offsets inside the data and not overlapping) and names the file in every error, so a truncated or corrupt
 // file never reads out of bounds.
+import { ConvertError } from './errors.js';
+
 export const DTYPE_SIZES = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1 };
 export const FLOAT_DTYPES = ['F32', 'F16', 'BF16'];
 const MAX_HEADER = 100 * 1024 * 1024;
@@ -24,51 +26,51 @@ export function shapeSize(shape) {
 /** { header (without __metadata__), metadata, data: the Uint8Array of the tensor bytes } of a safetensors file.
  * `where` names the file in errors. */
 export function parseSafetensors(bytes, where = 'safetensors file') {
-  if (!(bytes instanceof Uint8Array)) throw new Error(`${where}: expected bytes`);
-  if (bytes.length < 8) throw new Error(`${where}: ${bytes.length} bytes, too short for a safetensors file (truncated?)`);
+  if (!(bytes instanceof Uint8Array)) throw new ConvertError(`${where}: expected bytes`);
+  if (bytes.length < 8) throw new ConvertError(`${where}: ${bytes.length} bytes, too short for a safetensors file (truncated?)`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n64 = view.getBigUint64(0, true);
   if (n64 > BigInt(Math.min(MAX_HEADER, bytes.length - 8))) {
-    throw new Error(`${where}: the header length ${n64} runs past the file's ${bytes.length} bytes (truncated or not safetensors)`);
+    throw new ConvertError(`${where}: the header length ${n64} runs past the file's ${bytes.length} bytes (truncated or not safetensors)`);
   }
   const n = Number(n64);
   let header;
   try {
     header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + n)));
   } catch (err) {
-    throw new Error(`${where}: the header is not valid UTF-8 JSON (${err.message})`);
+    throw new ConvertError(`${where}: the header is not valid UTF-8 JSON (${err.message})`);
   }
-  if (!isObject(header)) throw new Error(`${where}: the header must be a JSON object`);
+  if (!isObject(header)) throw new ConvertError(`${where}: the header must be a JSON object`);
   const metadata = header.__metadata__ ?? {};
   delete header.__metadata__;
   if (!isObject(metadata) || Object.values(metadata).some((v) => typeof v !== 'string')) {
-    throw new Error(`${where}: __metadata__ must be an object of strings`);
+    throw new ConvertError(`${where}: __metadata__ must be an object of strings`);
   }
   const data = bytes.subarray(8 + n);
   const spans = [];
   for (const [name, entry] of Object.entries(header)) {
     const at = `${where}: tensor ${JSON.stringify(name)}`;
-    if (!isObject(entry)) throw new Error(`${at} must be an object {dtype, shape, data_offsets}`);
-    const size = DTYPE_SIZES[entry.dtype];
-    if (!size) throw new Error(`${at} has dtype ${JSON.stringify(entry.dtype)}; known: ${Object.keys(DTYPE_SIZES).join(', ')}`);
+    if (!isObject(entry)) throw new ConvertError(`${at} must be an object {dtype, shape, data_offsets}`);
+    const size = Object.hasOwn(DTYPE_SIZES, entry.dtype) && DTYPE_SIZES[entry.dtype];
+    if (!size) throw new ConvertError(`${at} has dtype ${JSON.stringify(entry.dtype)}; known: ${Object.keys(DTYPE_SIZES).join(', ')}`);
     const count = shapeSize(entry.shape);
-    if (count < 0) throw new Error(`${at} has shape ${JSON.stringify(entry.shape)}; expected an array of non-negative integers`);
+    if (count < 0) throw new ConvertError(`${at} has shape ${JSON.stringify(entry.shape)}; expected an array of non-negative integers`);
     const off = entry.data_offsets;
     if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0) || off[0] > off[1]) {
-      throw new Error(`${at} has data_offsets ${JSON.stringify(off)}; expected [begin, end] with 0 <= begin <= end`);
+      throw new ConvertError(`${at} has data_offsets ${JSON.stringify(off)}; expected [begin, end] with 0 <= begin <= end`);
     }
     if (off[1] > data.length) {
-      throw new Error(`${at} ends at byte ${off[1]} of the data, which has ${data.length} bytes (truncated?)`);
+      throw new ConvertError(`${at} ends at byte ${off[1]} of the data, which has ${data.length} bytes (truncated?)`);
     }
     if (off[1] - off[0] !== count * size) {
-      throw new Error(`${at} has ${off[1] - off[0]} bytes, its shape [${entry.shape}] of ${entry.dtype} needs ${count * size}`);
+      throw new ConvertError(`${at} has ${off[1] - off[0]} bytes, its shape [${entry.shape}] of ${entry.dtype} needs ${count * size}`);
     }
     spans.push([off[0], off[1], name]);
   }
   spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   for (let i = 1; i < spans.length; i++) {
     if (spans[i][0] < spans[i - 1][1]) {
-      throw new Error(`${where}: tensors ${JSON.stringify(spans[i - 1][2])} and ${JSON.stringify(spans[i][2])} overlap`);
+      throw new ConvertError(`${where}: tensors ${JSON.stringify(spans[i - 1][2])} and ${JSON.stringify(spans[i][2])} overlap`);
     }
   }
   return { header, metadata, data };

@@ -2,10 +2,11 @@
 // tokenizer.json is kept byte for byte; otherwise the slow tokenizer's files are turned into the tokenizer.json that
 // Hugging Face's convert_slow_tokenizer writes for them: vocab.txt (BertTokenizer, DistilBertTokenizer) → WordPiece
 // with BertNormalizer and BertPreTokenizer; vocab.json + merges.txt (GPT2Tokenizer) → byte-level BPE;
-// source.spm + vocab.json (MarianTokenizer) → the SentencePiece model as tokenizer.json (./sentencepiece.js), with
+// source.spm + vocab.json (MarianTokenizer) → the SentencePiece model as tokenizer.json (sentencepiece.js), with
 // vocab.json beside it mapping pieces to the model's ids as MarianTokenizer does. Every token id must be below the
 // model's vocabulary size, so the engine never looks up a row the embedding does not have.
-import { ConvertError } from './architectures.js';
+import { ConvertError } from './errors.js';
+import { sentencePieceToTokenizerJson } from './sentencepiece.js';
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const utf8 = (bytes, file) => {
@@ -154,12 +155,11 @@ async function marianFromSpm(read, names, settings, vocabSize) {
   }
   const vocabBytes = await read('vocab.json');
   readVocabJson(vocabBytes, 'vocab.json', vocabSize);
-  const { sentencepieceToTokenizerJson } = await import('./sentencepiece.js');
   let doc;
   try {
-    doc = sentencepieceToTokenizerJson(await read('source.spm'));
+    doc = sentencePieceToTokenizerJson(await read('source.spm'), 'source.spm');
   } catch (err) {
-    throw new ConvertError(`source.spm: ${err.message}`);
+    throw new ConvertError(err.message);
   }
   return { doc, vocabBytes };
 }

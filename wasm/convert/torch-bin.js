@@ -177,7 +177,10 @@ function unpickle(bytes, file, storage) {
     if (!(v instanceof Map)) throw new ConvertError(`${file}: data.pkl sets an item on something that is not a dict`);
     return v;
   };
-  const key = (k) => (typeof k === 'string' || typeof k === 'number' ? k : JSON.stringify(k));
+  const key = (k) => {
+    if (typeof k !== 'string' && typeof k !== 'number') throw new ConvertError(`${file}: data.pkl has a dict key that is not a string or number`);
+    return k;
+  };
   const global = (name) => {
     if (!GLOBALS.has(name)) {
       throw new ConvertError(`${file}: data.pkl names the global ${name}, which the converter refuses: it never runs pickle ` +
@@ -252,6 +255,9 @@ function contiguous(t, file, name) {
     throw new ConvertError(`${file}: tensor ${name} has a shape or stride the converter cannot read`);
   }
   const count = shape.reduce((a, b) => a * b, 1);
+  if (!Number.isSafeInteger(count) || count > storage.numel) {
+    throw new ConvertError(`${file}: tensor ${name} has more elements than its storage (${storage.numel})`);
+  }
   const last = count ? offset + shape.reduce((a, d, i) => a + (d - 1) * stride[i], 0) : offset - 1;
   if (offset < 0 || last >= storage.numel) {
     throw new ConvertError(`${file}: tensor ${name} reaches element ${last} of a storage of ${storage.numel}`);
