@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/hf_generation.h"
 #include "decode/search.h"
 #include "golden.h"
 #include "io/bundle.h"
@@ -172,4 +173,56 @@ TEST_CASE("hf decoders: bad ids and over-long inputs are clear errors") {
   CHECK(error_of([&] { marian.forward({}, {835}, nullptr); }).find("source is empty") != std::string::npos);
   CHECK(error_of([&] { marian.forward({3, 836}, {835}, nullptr); }).find("source id 836") != std::string::npos);
   CHECK(error_of([&] { marian.forward({3, 0}, {835, -2}, nullptr); }).find("target id -2") != std::string::npos);
+}
+
+TEST_CASE("text-generation: greedy generations equal PyTorch's; their maps equal a teacher-forced forward's") {
+  for (const std::string name : {"gpt2-tiny", "gpt2-small"}) {
+    CAPTURE(name);
+    const Fixture f = fixture(name);
+    const auto gen = attnlens::api::TextGenerator::load(source_path("tests/fixtures/hf/" + name + "/bundle"));
+    const attnlens::models::HfGpt2 model(f.bundle);
+    for (const auto& g : f.meta.at("generations")) {
+      attnlens::api::TextGenerationParams params;
+      params.max_new_tokens = g.at("max_new_tokens").get<int>();
+      const auto r = gen->generate_ids(ints(g.at("prompt_ids")), params);
+      CHECK(r.new_ids == ints(g.at("output_ids")));
+      CHECK(r.stopped == (r.new_ids.back() == model.eos_token_id() ? "eos" : "length"));
+      CHECK(r.tokens.size() == r.prompt_ids.size() + r.new_ids.size());
+      // The positions fed: the prompt and every new id but the last.
+      std::vector<int> fed = r.prompt_ids;
+      fed.insert(fed.end(), r.new_ids.begin(), r.new_ids.end() - 1);
+      AttentionTrace expected;
+      model.forward(fed, &expected);
+      REQUIRE(r.attentions.size() == expected.size());
+      for (std::size_t m = 0; m < expected.size(); ++m) {
+        const auto a = r.attentions.at(m), e = expected.at(m);
+        REQUIRE(a.dims == e.dims);
+        REQUIRE(a.dims[0] == fed.size());
+        for (std::size_t i = 0; i < e.data.size(); ++i) REQUIRE(std::fabs(a.data[i] - e.data[i]) <= 1e-5f);
+      }
+    }
+  }
+}
+
+TEST_CASE("text-generation: text in and out through the bundle's tokenizer; options checked") {
+  const auto gen = attnlens::api::TextGenerator::load(source_path("tests/fixtures/hf/gpt2-tiny/bundle"));
+  const auto params = attnlens::api::text_generation_params(R"({"max_new_tokens": 5, "output_attentions": false})");
+  CHECK(params.max_new_tokens == 5);
+  const auto r = gen->generate("Hello world", params);
+  CHECK(r.prompt_ids.size() >= 2);
+  CHECK(r.new_ids.size() <= 5);
+  CHECK(r.attentions.empty());
+  CHECK(r.generated_text.rfind("Hello world", 0) == 0);
+  CHECK(r.generated_text == "Hello world" + r.new_text);
+  CHECK(r.new_ids == gen->generate_ids(r.prompt_ids, params).new_ids);
+  const auto empty = gen->generate("", params);  // generate() without input ids starts from bos_token_id
+  CHECK(empty.prompt_ids == std::vector<int>{999});
+  CHECK(error_of([] { attnlens::api::text_generation_params(R"({"do_sample": true})"); }).find("do_sample") !=
+        std::string::npos);
+  CHECK(error_of([] { attnlens::api::text_generation_params(R"({"max_new_tokens": 0})"); }).find("max_new_tokens") !=
+        std::string::npos);
+  CHECK(error_of([&] { gen->generate_ids(std::vector<int>(32, 7)); }).find("context (n_positions) is 32") !=
+        std::string::npos);
+  CHECK(error_of([] { attnlens::api::TextGenerator::load(source_path("tests/fixtures/hf/marian-tiny/bundle")); })
+            .find("takes an hf-gpt2 bundle") != std::string::npos);
 }
