@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "attention/multi_head.h"
 #include "common.h"
@@ -41,7 +42,9 @@ void feed_forward(float* x, std::size_t n, std::size_t d, std::size_t ffn, const
 
 }  // namespace
 
-HfMarian::HfMarian(const io::Bundle& b) {
+HfMarian::HfMarian(const io::Bundle& b) : HfMarian(b, MapNames()) {}
+
+HfMarian::HfMarian(const io::Bundle& b, MapNames names) : names_(std::move(names)) {
   const hf::HfConfig cfg(b);
   vocab_ = static_cast<std::size_t>(cfg.integer("vocab_size", 58101, 1, kMaxSize));
   d_ = static_cast<std::size_t>(cfg.integer("d_model", 1024, 1, kMaxSize));
@@ -208,7 +211,7 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
     require(T <= arena_.size(), "Marian: trace_hypothesis asks for more steps than were recorded");
     for (std::size_t l = 0; l < L; ++l)
       for (std::size_t h = 0; h < H; ++h) {
-        float* map = trace.add("decoder-self-attention", static_cast<int>(l), static_cast<int>(h), -1, {T, T});
+        float* map = trace.add(m_.names_.decoder_self, static_cast<int>(l), static_cast<int>(h), -1, {T, T});
         for (std::size_t t = 0; t < T; ++t) {
           const float* src = arena_[t].data() + static_cast<std::size_t>(rows[t]) * row_floats(t) +
                              (l * H + h) * (t + 1);
@@ -217,7 +220,7 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
       }
     for (std::size_t l = 0; l < L; ++l)
       for (std::size_t h = 0; h < H; ++h) {
-        float* map = trace.add("cross-attention", static_cast<int>(l), static_cast<int>(h), -1, {T, S});
+        float* map = trace.add(m_.names_.cross, static_cast<int>(l), static_cast<int>(h), -1, {T, S});
         for (std::size_t t = 0; t < T; ++t) {
           const float* src = arena_[t].data() + static_cast<std::size_t>(rows[t]) * row_floats(t) +
                              L * H * (t + 1) + (l * H + h) * S;
@@ -251,7 +254,7 @@ std::unique_ptr<Seq2SeqDecoder> HfMarian::start(const std::vector<int>& src, Att
     layer.self_attn.k.forward(S, x.data(), d, k.data(), d);
     layer.self_attn.v.forward(S, x.data(), d, v.data(), d);
     attention::attend_heads(d, enc_heads_, q.data(), S, k.data(), v.data(), S, concat.data(), w.data());
-    if (trace) hf::record_heads(*trace, "encoder-self-attention", static_cast<int>(l), enc_heads_, S, S, w.data());
+    if (trace) hf::record_heads(*trace, names_.encoder_self, static_cast<int>(l), enc_heads_, S, S, w.data());
     layer.self_attn.out.forward(S, concat.data(), d, out.data(), d);
     add_norm(x.data(), out.data(), S, d, layer.self_attn_layer_norm);
     feed_forward(x.data(), S, d, enc_ffn_, layer.fc1, layer.fc2, act_, layer.final_layer_norm);

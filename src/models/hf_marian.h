@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "io/bundle.h"
@@ -36,7 +37,13 @@ namespace attnlens::models {
 
 class HfMarian : public Seq2SeqModel {
  public:
+  // The kinds its maps are recorded under (the translation task uses its own: api/hf_translation.cpp).
+  struct MapNames {
+    std::string encoder_self = "encoder-self-attention", decoder_self = "decoder-self-attention",
+                cross = "cross-attention";
+  };
   explicit HfMarian(const io::Bundle& bundle);
+  HfMarian(const io::Bundle& bundle, MapNames names);
 
   std::size_t vocab_size() const override { return vocab_; }
   std::size_t max_source_ids() const override { return positions_; }
@@ -76,6 +83,7 @@ class HfMarian : public Seq2SeqModel {
   // The ids a model takes: [0, vocab).
   void check_ids(const int* ids, std::size_t n, const char* what) const;
 
+  MapNames names_;
   std::size_t vocab_ = 0, d_ = 0, positions_ = 0, enc_heads_ = 0, dec_heads_ = 0, enc_ffn_ = 0, dec_ffn_ = 0;
   int pad_ = 0, eos_ = 0, start_ = 0;
   float embed_scale_ = 1.0f;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "api/hf_generation.h"
+#include "api/translation.h"
+#include "api/translation_models.h"
 #include "decode/search.h"
 #include "golden.h"
 #include "io/bundle.h"
@@ -225,4 +227,53 @@ TEST_CASE("text-generation: text in and out through the bundle's tokenizer; opti
         std::string::npos);
   CHECK(error_of([] { attnlens::api::TextGenerator::load(source_path("tests/fixtures/hf/marian-tiny/bundle")); })
             .find("takes an hf-gpt2 bundle") != std::string::npos);
+}
+
+TEST_CASE("translation: an hf-marian bundle translates through api::Translator once registered") {
+  const std::string dir = source_path("tests/fixtures/hf/marian-small/bundle");
+  const Fixture f = fixture("marian-small");
+  const attnlens::models::HfMarian model(f.bundle);
+  attnlens::api::register_hf_architectures();
+  const auto tr = attnlens::api::Translator::load(dir);
+  attnlens::api::TranslationParams params;
+  params.num_beams = 1;
+  params.max_new_tokens = 12;
+  params.restore_case = false;
+  const auto r = tr->translate("Ein kleiner Hund.", params);
+  // The source: MarianTokenizer's pieces through vocab.json, </s> last.
+  REQUIRE(r.source_ids.size() >= 2);
+  CHECK(r.source_ids.back() == model.eos_token_id());
+  CHECK(r.source_tokens.back() == "</s>");
+  CHECK(r.source_tokens.front().rfind("\xe2\x96\x81", 0) == 0);  // "▁Ein…": the first piece carries the marker
+  // The search is the model's greedy search from decoder_start_token_id.
+  auto decoder = model.start(r.source_ids, nullptr);
+  attnlens::decode::SearchParams sp;
+  sp.max_new_tokens = 12;
+  sp.bos_id = model.decoder_start_token_id();
+  sp.eos_id = model.eos_token_id();
+  CHECK(r.target_ids == attnlens::decode::greedy_search(*decoder, sp).tokens);
+  CHECK(std::find(r.target_ids.begin(), r.target_ids.end(), model.pad_token_id()) == r.target_ids.end());
+  // Maps under the translation task's names: encoder_self [S, S], decoder_self [T, T], cross [T, S] per layer × head.
+  const std::size_t S = r.source_ids.size(), T = r.target_ids.size();
+  std::size_t cross = 0;
+  for (const attnlens::MapView m : r.attentions) {
+    if (m.name == "cross") {
+      ++cross;
+      CHECK(m.dims == std::vector<std::size_t>{T, S});
+    } else if (m.name == "decoder_self") {
+      CHECK(m.dims == std::vector<std::size_t>{T, T});
+    } else {
+      CHECK(m.name == "encoder_self");
+      CHECK(m.dims == std::vector<std::size_t>{S, S});
+    }
+  }
+  CHECK(cross == 2 * 2);  // decoder_layers × decoder_attention_heads
+  CHECK_FALSE(r.alignment.empty());
+}
+
+TEST_CASE("translation: a bundle of an architecture that is not a translator is a clear error") {
+  const std::string msg = error_of([] {
+    attnlens::api::Translator::load(source_path("tests/fixtures/hf/gpt2-tiny/bundle"));
+  });
+  CHECK(msg.find("architecture 'hf-gpt2' is not a translator") != std::string::npos);
 }
