@@ -3,6 +3,8 @@ several sizes, saved as Hugging Face folders (config.json + model.safetensors + 
 goldens the engine is checked against (tests/goldens/hf/<arch>-<size>.{json,safetensors}).
 
   /usr/bin/python3 models/training/hf/decoder_fixtures.py [--only gpt2|marian]
+  then, per fixture, the converted bundle the engine tests read (wasm/convert):
+  node wasm/cli.js convert tests/fixtures/hf/<f>/hf tests/fixtures/hf/<f>/bundle --name <f>
 
 Layouts on purpose differ between sizes, as real checkpoints do: the "tiny" folders carry what an older
 pytorch_model.bin state_dict holds (GPT-2 without the `transformer.` prefix and with its attn.bias / attn.masked_bias

@@ -140,14 +140,22 @@ class MarianDecoderLayer(nn.Module):
         return y, self_kv + cross_kv, w_self, w_cross
 
 
-class MarianEncoder(nn.Module):
-    def __init__(self, config, embed_tokens):
+class MarianStack(nn.Module):
+    """What MarianEncoder and MarianDecoder both hold, under HF's names: embed_tokens (the shared table),
+    embed_scale, embed_positions and the layers."""
+
+    def __init__(self, config, embed_tokens, layer_class, layers_key):
         super().__init__()
         d = config_value(config, "d_model")
         self.embed_scale = d ** 0.5 if config_value(config, "scale_embedding") else 1.0
         self.embed_tokens = embed_tokens
         self.embed_positions = MarianSinusoidalPositionalEmbedding(config_value(config, "max_position_embeddings"), d)
-        self.layers = nn.ModuleList(MarianEncoderLayer(config) for _ in range(config_value(config, "encoder_layers")))
+        self.layers = nn.ModuleList(layer_class(config) for _ in range(config_value(config, layers_key)))
+
+
+class MarianEncoder(MarianStack):
+    def __init__(self, config, embed_tokens):
+        super().__init__(config, embed_tokens, MarianEncoderLayer, "encoder_layers")
 
     def forward(self, ids):
         x = self.embed_tokens(ids) * self.embed_scale + self.embed_positions(ids.size(1))
@@ -160,14 +168,9 @@ class MarianEncoder(nn.Module):
         return x, attentions, hidden
 
 
-class MarianDecoder(nn.Module):
+class MarianDecoder(MarianStack):
     def __init__(self, config, embed_tokens):
-        super().__init__()
-        d = config_value(config, "d_model")
-        self.embed_scale = d ** 0.5 if config_value(config, "scale_embedding") else 1.0
-        self.embed_tokens = embed_tokens
-        self.embed_positions = MarianSinusoidalPositionalEmbedding(config_value(config, "max_position_embeddings"), d)
-        self.layers = nn.ModuleList(MarianDecoderLayer(config) for _ in range(config_value(config, "decoder_layers")))
+        super().__init__(config, embed_tokens, MarianDecoderLayer, "decoder_layers")
 
     def forward(self, ids, memory, past=None):
         past_len = 0 if past is None else past[0][0].size(2)
