@@ -154,6 +154,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   try {
+    attnlens::api::register_hf_architectures();  // `translate` and `align` take converted MarianMT bundles too
     return run(argc, argv);
   } catch (const UsageError& e) {
     std::cerr << "attnlens-cli: " << e.what() << "\nRun 'attnlens-cli --help' for usage.\n";
