@@ -26,7 +26,7 @@ def gelu_tanh(x):
 
 
 ACTIVATIONS = {"gelu": nn.functional.gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh,
-               "relu": nn.functional.relu}
+               "relu": nn.functional.relu, "silu": nn.functional.silu, "swish": nn.functional.silu}
 
 DEFAULTS = {"vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
             "intermediate_size": 3072, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,

@@ -61,7 +61,7 @@ SIZES = {
                             "intermediate_size": 32, "image_size": 16, "patch_size": 4, "id2label": LABELS5}},
     "vit-small": {"arch": "vit", "cls": "ViTModel", "seed": 52, "layout": "save_pretrained",
                   "config": {"hidden_size": 24, "num_hidden_layers": 3, "num_attention_heads": 3,
-                             "intermediate_size": 40, "image_size": 24, "patch_size": 6, "hidden_act": "gelu_new",
+                             "intermediate_size": 48, "image_size": 24, "patch_size": 6, "hidden_act": "gelu_new",
                              "layer_norm_eps": 1e-6}},
 }
 MODULES = {"bert": bert, "distilbert": distilbert, "vit": vit}
