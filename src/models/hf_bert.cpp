@@ -16,7 +16,8 @@ HfBert::HfBert(const io::Bundle& b) : distil_(b.architecture() == "hf-distilbert
           "HfBert: bundle " + b.name() + " is " + b.architecture() + ", not hf-bert or hf-distilbert");
   const hf::HfConfig cfg(b);
   // HF's names differ between the two; the structure does not.
-  const std::string d_key = distil_ ? "dim" : "hidden_size", layers_key = distil_ ? "n_layers" : "num_hidden_layers",
+  const std::string d_key = distil_ ? "dim" : "hidden_size",
+                    layers_key = distil_ ? "n_layers" : "num_hidden_layers",
                     heads_key = distil_ ? "n_heads" : "num_attention_heads",
                     inner_key = distil_ ? "hidden_dim" : "intermediate_size",
                     act_key = distil_ ? "activation" : "hidden_act";
@@ -48,8 +49,8 @@ HfBert::HfBert(const io::Bundle& b) : distil_(b.architecture() == "hf-distilbert
     Block blk;
     if (distil_) {
       const std::string q = p + "transformer.layer." + std::to_string(l) + ".";
-      blk.attention = hf::SelfAttention(b, q + "attention.q_lin", q + "attention.k_lin", q + "attention.v_lin",
-                                        q + "attention.out_lin", d_, heads_);
+      blk.attention = hf::SelfAttention(b, q + "attention.q_lin", q + "attention.k_lin",
+                                        q + "attention.v_lin", q + "attention.out_lin", d_, heads_);
       blk.attention_norm = hf::LayerNorm(b, q + "sa_layer_norm", d_, eps);
       blk.ffn = hf::FeedForward(b, q + "ffn.lin1", q + "ffn.lin2", d_, inner, act);
       blk.output_norm = hf::LayerNorm(b, q + "output_layer_norm", d_, eps);
@@ -66,7 +67,8 @@ HfBert::HfBert(const io::Bundle& b) : distil_(b.architecture() == "hf-distilbert
   const std::string pool = distil_ ? "pre_classifier" : p + "pooler.dense";
   if (b.has_tensor(pool + ".weight")) pool_ = nn::Linear(b, pool + ".weight", d_, d_, pool + ".bias");
   if (b.has_tensor("classifier.weight")) {
-    require(pool_.out() != 0, "weights.safetensors in " + b.name() + ": classifier.weight without " + pool + ".weight");
+    require(pool_.out() != 0,
+            "weights.safetensors in " + b.name() + ": classifier.weight without " + pool + ".weight");
     labels_ = b.weights().info("classifier.weight").shape.at(0);
     classifier_ = nn::Linear(b, "classifier.weight", labels_, d_, "classifier.bias");
   }
@@ -78,8 +80,8 @@ HfEncoderOutput HfBert::forward(const std::vector<int>& ids, AttentionTrace* tra
   const std::size_t n = ids.size();
   const char* what = distil_ ? "DistilBERT" : "BERT";
   require(n >= 1, std::string(what) + ": no input ids");
-  require(n <= positions_, std::string(what) + ": " + std::to_string(n) + " tokens exceed max_position_embeddings = " +
-                               std::to_string(positions_));
+  require(n <= positions_, std::string(what) + ": " + std::to_string(n) +
+                               " tokens exceed max_position_embeddings = " + std::to_string(positions_));
   // h (n, d) = LayerNorm(word[id] + position[t] (+ token_type[0]))
   std::vector<float> h(n * d_);
   for (std::size_t t = 0; t < n; ++t) {

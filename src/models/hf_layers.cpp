@@ -10,8 +10,8 @@ void add_in_place(float* y, const float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-SelfAttention::SelfAttention(const io::Bundle& b, const std::string& q, const std::string& k, const std::string& v,
-                             const std::string& out, std::size_t d, std::size_t heads)
+SelfAttention::SelfAttention(const io::Bundle& b, const std::string& q, const std::string& k,
+                             const std::string& v, const std::string& out, std::size_t d, std::size_t heads)
     : q_(b, q + ".weight", d, d, q + ".bias"),
       k_(b, k + ".weight", d, d, k + ".bias"),
       v_(b, v + ".weight", d, d, v + ".bias"),
@@ -19,8 +19,8 @@ SelfAttention::SelfAttention(const io::Bundle& b, const std::string& q, const st
       d_(d),
       heads_(heads) {}
 
-void SelfAttention::forward(const float* x, std::size_t n, float* y, AttentionTrace* trace, const std::string& kind,
-                            int layer) const {
+void SelfAttention::forward(const float* x, std::size_t n, float* y, AttentionTrace* trace,
+                            const std::string& kind, int layer) const {
   // q, k, v (n, d) = x·Wᵀ + b
   std::vector<float> q(n * d_), k(n * d_), v(n * d_), concat(n * d_), weights(heads_ * n * n);
   q_.forward(n, x, d_, q.data(), d_);

@@ -15,8 +15,8 @@ constexpr std::int64_t kMaxSize = 1 << 16;
 constexpr std::size_t kChannels = 3;
 
 // image_size / patch_size: a number or [height, width], as HF's ViTConfig allows.
-std::pair<std::size_t, std::size_t> size_pair(const io::Bundle& b, const hf::HfConfig& cfg, const std::string& key,
-                                              std::int64_t fallback) {
+std::pair<std::size_t, std::size_t> size_pair(const io::Bundle& b, const hf::HfConfig& cfg,
+                                              const std::string& key, std::int64_t fallback) {
   const auto& hc = b.config().at("hf_config");
   const auto it = hc.find(key);
   if (it != hc.end() && it->is_array()) {
@@ -32,7 +32,8 @@ std::pair<std::size_t, std::size_t> size_pair(const io::Bundle& b, const hf::HfC
 }  // namespace
 
 HfVit::HfVit(const io::Bundle& b) {
-  require(b.architecture() == "hf-vit", "HfVit: bundle " + b.name() + " is " + b.architecture() + ", not hf-vit");
+  require(b.architecture() == "hf-vit",
+          "HfVit: bundle " + b.name() + " is " + b.architecture() + ", not hf-vit");
   const hf::HfConfig cfg(b);
   d_ = static_cast<std::size_t>(cfg.integer("hidden_size", 768, 1, 1 << 20));
   const auto n_layers = static_cast<std::size_t>(cfg.integer("num_hidden_layers", 12, 1, 1024));
@@ -41,7 +42,8 @@ HfVit::HfVit(const io::Bundle& b) {
   const auto inner = static_cast<std::size_t>(cfg.integer("intermediate_size", 3072, 1, 1 << 20));
   const hf::Activation act = hf::activation(cfg, "hidden_act", "gelu");
   const auto eps = static_cast<float>(cfg.number("layer_norm_eps", 1e-12));
-  if (cfg.integer("num_channels", 3, 1, 1 << 20) != 3) cfg.unsupported("num_channels", "only 3 channels (RGB)");
+  if (cfg.integer("num_channels", 3, 1, 1 << 20) != 3)
+    cfg.unsupported("num_channels", "only 3 channels (RGB)");
   if (!cfg.boolean("qkv_bias", true)) cfg.unsupported("qkv_bias", "attention without biases");
   std::tie(image_h_, image_w_) = size_pair(b, cfg, "image_size", 224);
   std::tie(patch_h_, patch_w_) = size_pair(b, cfg, "patch_size", 16);
@@ -60,8 +62,9 @@ HfVit::HfVit(const io::Bundle& b) {
     const std::string p = "vit.encoder.layer." + std::to_string(l) + ".";
     Block blk;
     blk.before = hf::LayerNorm(b, p + "layernorm_before", d_, eps);
-    blk.attention = hf::SelfAttention(b, p + "attention.attention.query", p + "attention.attention.key",
-                                      p + "attention.attention.value", p + "attention.output.dense", d_, heads_);
+    blk.attention =
+        hf::SelfAttention(b, p + "attention.attention.query", p + "attention.attention.key",
+                          p + "attention.attention.value", p + "attention.output.dense", d_, heads_);
     blk.after = hf::LayerNorm(b, p + "layernorm_after", d_, eps);
     blk.mlp = hf::FeedForward(b, p + "intermediate.dense", p + "output.dense", d_, inner, act);
     blocks_.push_back(std::move(blk));
@@ -82,9 +85,9 @@ HfEncoderOutput HfVit::forward(const std::vector<float>& pixels, std::size_t hei
           "ViT: the image is " + std::to_string(height) + "x" + std::to_string(width) + ", the model takes " +
               std::to_string(image_h_) + "x" + std::to_string(image_w_) +
               " (image_size; interpolate_pos_encoding is not supported)");
-  require(pixels.size() == kChannels * height * width,
-          "ViT: " + std::to_string(pixels.size()) + " pixel values for a 3x" + std::to_string(height) + "x" +
-              std::to_string(width) + " image");
+  require(pixels.size() == kChannels * height * width, "ViT: " + std::to_string(pixels.size()) +
+                                                           " pixel values for a 3x" + std::to_string(height) +
+                                                           "x" + std::to_string(width) + " image");
   const std::size_t np = patches(), n = np + 1, k = kChannels * patch_h_ * patch_w_;
   // cols (N, 3·p_h·p_w): patch (gy, gx)'s values in the conv weight's order (channel, row, column)
   std::vector<float> cols(np * k);
@@ -100,8 +103,8 @@ HfEncoderOutput HfVit::forward(const std::vector<float>& pixels, std::size_t hei
   // h (N + 1, d): row 0 = cls_token, rows 1.. = cols·Wᵀ + b (the convolution); then + position_embeddings
   std::vector<float> h(n * d_);
   std::copy(cls_.begin(), cls_.end(), h.begin());
-  kernels::gemm_nt_bias_act(np, d_, k, cols.data(), k, patch_weight_.data(), k, h.data() + d_, d_, patch_bias_.data(),
-                            kernels::Activation::none);
+  kernels::gemm_nt_bias_act(np, d_, k, cols.data(), k, patch_weight_.data(), k, h.data() + d_, d_,
+                            patch_bias_.data(), kernels::Activation::none);
   hf::add_in_place(h.data(), positions_.data(), h.size());
   std::vector<float> a(n * d_), y(n * d_);
   for (std::size_t l = 0; l < blocks_.size(); ++l) {
