@@ -197,7 +197,7 @@ HfFeatureResult HfFeatureExtractor::extract_ids(const std::vector<int>& ids,
   HfFeatureResult r;
   r.ids = ids;
   auto out = impl_->text.run(ids, params, r.tokens, r.attentions);
-  r.dims = {ids.size(), impl_->text.model.d_model()};
+  r.dims = {static_cast<int>(ids.size()), static_cast<int>(impl_->text.model.d_model())};
   r.features = std::move(out.last_hidden_state);
   r.pooled = std::move(out.pooled);
   return r;

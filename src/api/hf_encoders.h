@@ -70,9 +70,9 @@ struct HfClassificationResult {
 };
 
 struct HfFeatureResult {
-  std::vector<float> features;    // the last hidden state, row-major [rows, d]
-  std::vector<std::size_t> dims;  // {rows, d}
-  std::vector<float> pooled;      // [d]; empty when the model has no pooler
+  std::vector<float> features;  // the last hidden state, row-major [rows, d]
+  std::vector<int> dims;        // {rows, d}
+  std::vector<float> pooled;    // [d]; empty when the model has no pooler
   std::vector<int> ids;
   std::vector<std::string> tokens;
   AttentionTrace attentions;

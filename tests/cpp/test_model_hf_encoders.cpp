@@ -281,13 +281,13 @@ TEST_CASE("feature-extraction: the last hidden state [T, d] and the pooled vecto
     const auto ids = g.meta.at("cases")[1].at("input_ids").get<std::vector<int>>();
     const auto r = fx->extract_ids(ids);
     CHECK(r.dims.size() == 2);
-    CHECK(r.dims[0] == ids.size());
+    CHECK(r.dims[0] == static_cast<int>(ids.size()));
     check_close(r.features, golden_tensor(g.tensors, "case1/last_hidden_state"), name + " features");
     CHECK(r.pooled.empty() == !g.tensors.contains("case1/pooled"));
     if (!r.pooled.empty()) check_close(r.pooled, golden_tensor(g.tensors, "case1/pooled"), name + " pooled");
     const auto t = fx->extract("Hello, world!");
-    CHECK(t.features.size() == t.dims[0] * t.dims[1]);
-    CHECK(t.tokens.size() == t.dims[0]);
+    CHECK(t.features.size() == static_cast<std::size_t>(t.dims[0] * t.dims[1]));
+    CHECK(static_cast<int>(t.tokens.size()) == t.dims[0]);
   }
 }
 
