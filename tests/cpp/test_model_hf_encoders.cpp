@@ -347,3 +347,18 @@ TEST_CASE(
                                            R"({"top_k": 2})");
         }).find("top_k") != std::string::npos);
 }
+
+TEST_CASE("hf encoder tasks: each result lists exactly the fields its contract declares") {
+  namespace api = attnlens::api;
+  const auto declared = [](const api::Contract& c) {
+    std::vector<std::string> names;
+    for (const auto& f : c.result) names.push_back(f.name);
+    return names;
+  };
+  const api::HfClassificationResult classification;
+  const api::HfFeatureResult features;
+  CHECK(api::field_names(classification) == declared(api::hf_text_classification_contract()));
+  CHECK(api::field_names(classification) == declared(api::hf_image_classification_contract()));
+  CHECK(api::field_names(features) == declared(api::hf_feature_extraction_contract()));
+  CHECK(api::field_names(api::LabelScore{}) == std::vector<std::string>{"label", "score"});
+}
