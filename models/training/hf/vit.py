@@ -13,7 +13,9 @@ Reproduced upstream behaviours (the reference src/models/hf_vit.cpp is checked a
     attention = query/key/value Linear, softmax(q·kᵀ / √d_head)·v, attention.output.dense.
   - Final vit.layernorm; ViTForImageClassification: classifier(h[CLS]) (no pooler); ViTModel's pooler:
     tanh(dense(h[CLS])).
-  - ViTImageProcessor: resize to size (bilinear), rescale by rescale_factor (1/255), normalise by image_mean/std.
+  - ViTImageProcessor: resize to size, rescale by rescale_factor (1/255), normalise by image_mean/std. The resize
+    here (preprocess()) and in the engine is half-pixel bilinear without antialiasing; the processor's PIL resample
+    antialiases when it shrinks, so only images already of the model's size (or exact 2x blocks) match it exactly.
 """
 import torch
 from torch import nn
@@ -165,7 +167,7 @@ def build(config, head):
 
 
 def preprocess(image_hwc_uint8, processor):
-    """ViTImageProcessor on one RGB image [H, W, 3] uint8 → pixel values [3, h, w] (bilinear resize, no antialias)."""
+    """One RGB image [H, W, 3] uint8 → pixel values [3, h, w] (half-pixel bilinear resize without antialiasing)."""
     x = torch.from_numpy(image_hwc_uint8).permute(2, 0, 1).float().unsqueeze(0)
     size = processor["size"]
     x = nn.functional.interpolate(x, size=(size["height"], size["width"]), mode="bilinear", align_corners=False)[0]
