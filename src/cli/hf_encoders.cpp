@@ -3,8 +3,6 @@
 // --no-attention drops the maps.
 #include <type_traits>
 
-#include "api/hf_encoders.h"
-
 #include "cli.h"
 
 namespace attnlens::cli {
