@@ -27,8 +27,13 @@
 // Sentence sentiment (SST-2 models) with their attention maps.
 #include "api/sentiment.h"
 
-// Translation (de→en seq2seq bundles) with every attention map: api::Translator.
+// Translation (de→en seq2seq bundles) with every attention map: api::Translator; which architectures it loads
+// (api::register_hf_architectures() adds converted MarianMT bundles).
 #include "api/translation.h"
+#include "api/translation_models.h"
+
+// Text generation with converted GPT-2 bundles: api::TextGenerator.
+#include "api/hf_generation.h"
 
 // Image captioning (MobileNetV2 + Show-Attend-Tell bundles), attention over the grid per word: api::Captioner.
 #include "api/captioning.h"

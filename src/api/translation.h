@@ -6,7 +6,9 @@
 //
 // Bundles: "transformer-seq2seq" (models/transformer_seq2seq.h) and "rnn-seq2seq" with additive or general
 // attention (models/rnn_seq2seq.h), tokenized by the project's BPE (config "tokenizer": bpe.vocab, bpe.merges).
-// Source = bpe(text) + </s>; decoding starts from <s> (models/training/translation/decoding.py).
+// Source = bpe(text) + </s>; decoding starts from <s> (models/training/translation/decoding.py). Architectures come
+// from a registry (api/translation_models.h): api::register_hf_architectures() adds "hf-marian" (converted MarianMT:
+// MarianTokenizer's pieces + </s>, decoding from decoder_start_token_id, maps under the names above).
 //
 // Text as people type it (api/translation_input.h; the package's documentation is wasm/pipelines/translation.js):
 // translate() normalises the input (text/normalize.h), splits it into sentences (text/sentences.h), re-cases an

@@ -1,7 +1,5 @@
 #include "api/translation_models.h"
 
-#include <map>
-#include <mutex>
 
 #include "common.h"
 #include "models/rnn_seq2seq.h"
@@ -47,10 +45,9 @@ std::pair<int, int> transformer_cross_maps(const io::Bundle& b) {
   return {static_cast<int>(cfg.integer("decoder_layers", 1, 1 << 16)), static_cast<int>(cfg.integer("heads", 1, 1 << 16))};
 }
 
-std::mutex registry_mutex;
-
-std::map<std::string, TranslationArchitecture>& registry() {
-  static std::map<std::string, TranslationArchitecture> r{
+// Few entries, registered at start-up: a vector searched in order (smaller in WASM than a map).
+std::vector<std::pair<std::string, TranslationArchitecture>>& registry() {
+  static std::vector<std::pair<std::string, TranslationArchitecture>> r{
       {"transformer-seq2seq",
        {[](const io::Bundle& b) -> std::unique_ptr<models::Seq2SeqModel> {
           return std::make_unique<models::TransformerSeq2Seq>(b);
@@ -64,17 +61,20 @@ std::map<std::string, TranslationArchitecture>& registry() {
 }  // namespace
 
 void register_translation_architecture(const std::string& name, const TranslationArchitecture& arch) {
-  const std::lock_guard<std::mutex> lock(registry_mutex);
-  registry()[name] = arch;
+  for (auto& [known, entry] : registry())
+    if (known == name) {
+      entry = arch;
+      return;
+    }
+  registry().emplace_back(name, arch);
 }
 
 const TranslationArchitecture& translation_architecture(const io::Bundle& b) {
-  const std::lock_guard<std::mutex> lock(registry_mutex);
-  const auto& r = registry();
-  const auto it = r.find(b.architecture());
-  if (it != r.end()) return it->second;
   std::string known;
-  for (const auto& [name, arch] : r) known += (known.empty() ? "" : ", ") + name;
+  for (const auto& [name, arch] : registry()) {
+    if (name == b.architecture()) return arch;
+    known += (known.empty() ? "" : ", ") + name;
+  }
   throw Error("bundle " + b.name() + ": architecture '" + b.architecture() + "' is not a translator (expected " +
               known + (b.architecture() == "hf-marian" ? "; call api::register_hf_architectures() for hf-marian" : "") +
               ")");

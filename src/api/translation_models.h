@@ -44,7 +44,7 @@ struct TranslationArchitecture {
   std::pair<int, int> (*cross_maps)(const io::Bundle&) = nullptr;
 };
 
-// Adds (or replaces) an architecture. Not thread-safe against a concurrent load: register first.
+// Adds (or replaces) an architecture. Not thread-safe: register at start-up, before any translator loads.
 void register_translation_architecture(const std::string& name, const TranslationArchitecture& arch);
 // The registered architecture, or an Error naming the registered ones.
 const TranslationArchitecture& translation_architecture(const io::Bundle& bundle);

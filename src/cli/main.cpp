@@ -4,7 +4,6 @@
 #include <iostream>
 #include <string>
 
-#include "api/translation_models.h"
 #include "cli.h"
 
 namespace {

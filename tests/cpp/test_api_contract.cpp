@@ -45,6 +45,8 @@ TEST_CASE("contract: every result struct visits exactly the fields its task decl
   api::TranslationResult translation;
   check_fields(api::translation_contract(), translation);
   check_fields(api::align_contract(), translation);
+  api::TextGenerationResult generation;
+  check_fields(api::text_generation_contract(), generation);
   CHECK(api::field_names(api::VqaResult::UnknownWord{}) == std::vector<std::string>{"word", "position"});
   CHECK(api::field_names(api::WordSpan{}) == std::vector<std::string>{"text", "start", "end", "pieces"});
   CHECK(api::field_names(attnlens::analysis::Link{}) == std::vector<std::string>{"source", "target"});
