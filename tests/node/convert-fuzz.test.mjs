@@ -1,7 +1,8 @@
 // A seeded mutation fuzzer over the converter's readers (wasm/convert/): config.json, the safetensors header, the
 // sharded index (model.safetensors.index.json), the pickle inside pytorch_model.bin (data.pkl, mutated in place in
 // the stored zip entry, and the zip structure around it), and the tokenizer files (tokenizer.json, vocab.txt,
-// vocab.json, merges.txt, tokenizer_config.json) and ViT's preprocessor_config.json. Seeds: the folders of
+// vocab.json, merges.txt, tokenizer_config.json) and ViT's preprocessor_config.json; Marian's config, pickle (tied
+// storages) and vocab.json too. Seeds: the folders of
 // tests/fixtures/convert/. Mutations: flipped, inserted and deleted bytes, truncation, and for JSON files a value
 // replaced by another (negative, huge, fractional, empty, null, nested, wrong type). The rule, for every input:
 // convert() resolves with a bundle whose config.json, manifest.json and weights.safetensors parse, or rejects with a
@@ -30,13 +31,15 @@ const TARGETS = [['bert-cls', 'config.json'], ['gpt2-lm', 'config.json'], ['vit-
   ['bert-base', 'model.safetensors'], ['gpt2-lm', 'model-00002-of-00002.safetensors'], ['gpt2-lm', 'model.safetensors.index.json'],
   ['bert-cls', 'pytorch_model.bin#data.pkl'], ['bert-cls', 'pytorch_model.bin'], ['bert-base', 'tokenizer.json'],
   ['bert-cls', 'vocab.txt'], ['bert-cls', 'tokenizer_config.json'], ['gpt2-lm', 'vocab.json'], ['gpt2-lm', 'merges.txt'],
-  ['vit-cls', 'preprocessor_config.json']];
+  ['vit-cls', 'preprocessor_config.json'], ['marian', 'config.json'], ['marian', 'pytorch_model.bin#data.pkl'], ['marian', 'vocab.json']];
 
 const folders = new Map();
 function filesOf(name) {
   if (!folders.has(name)) {
-    const dir = path.join(FIX, name);
-    folders.set(name, Object.fromEntries(readdirSync(dir).map((f) => [f, new Uint8Array(readFileSync(path.join(dir, f)))])));
+    const read = (dir) => Object.fromEntries(readdirSync(dir).map((f) => [f, new Uint8Array(readFileSync(path.join(dir, f)))]));
+    const files = read(path.join(FIX, name));
+    if (name === 'marian') Object.assign(files, read(path.join(FIX, '..', 'tokenizers', 'unigram'))); // MarianTokenizer's files
+    folders.set(name, files);
   }
   return { ...folders.get(name) };
 }
