@@ -43,3 +43,7 @@
 
 // Visual question answering over shapes scenes (co-attention / attention-over-attention): api::VisualQA.
 #include "api/vqa.h"
+
+// Converted Hugging Face encoders (BERT, DistilBERT, ViT): text-classification, feature-extraction,
+// image-classification. The shipped WASM modules do not reference them (the HF module will).
+#include "api/hf_encoders.h"
