@@ -144,6 +144,7 @@ class HfTokenizer {
   std::unordered_map<std::string, int> vocab_;   // model token → id (added tokens included)
   std::unordered_map<int, std::string> by_id_;   // id → token (model and added; for MarianMT the vocab.json side)
   std::unordered_map<std::string, int> added_;   // added token content → index in spec_.added_tokens
+  std::vector<std::u32string> added_cps_;        // the contents as code points, by index
   std::unordered_map<std::string, int> ranks_;   // BPE: "<len>:<left><right>" → rank
   std::unordered_map<std::string, int> pieces_;  // MarianMT: vocab.json
   std::unordered_map<std::string, int> unigram_; // Unigram candidates: piece → index into spec_.model.vocab
