@@ -228,6 +228,7 @@ HfTokenizer::HfTokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     const HfAddedToken& a = spec_.added_tokens[i];
     require(!a.content.empty(), spec_.name + ": added_tokens[" + std::to_string(i) + "].content is empty");
     added_.emplace(a.content, static_cast<int>(i));
+    added_cps_.push_back(decode_utf8(a.content));
     vocab_[a.content] = a.id;
     by_id_[a.id] = a.content;
   }
@@ -270,7 +271,7 @@ std::vector<hu::AlignedText> HfTokenizer::split_added(const Text& text, bool nor
     std::size_t best_len = 0;
     for (const auto& [content, index] : added_) {
       if (spec_.added_tokens[index].normalized != normalized) continue;
-      const std::u32string c = decode_utf8(content);
+      const std::u32string& c = added_cps_[index];
       if (c.size() <= best_len || i + c.size() > text.size()) continue;
       bool eq = true;
       for (std::size_t k = 0; eq && k < c.size(); ++k) eq = text[i + k].cp == c[k];
