@@ -13,11 +13,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleFileNames, parseManifest } from '../wasm/models.js';
+import { parseManifest } from '../wasm/models.js';
+import { MANIFEST, manifestDoc, manifestFileNames, manifestText } from '../wasm/convert/manifest.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODELS = path.join(ROOT, 'models');
-export const MANIFEST = 'manifest.json';
+export { MANIFEST };
 
 /** Bundle folders under models/ (those with a config.json), sorted. */
 export function shippedBundles() {
@@ -36,7 +37,7 @@ export function bundleFiles(dir) {
   } catch (err) {
     throw new Error(`${configPath}: ${err.message}`);
   }
-  return ['config.json', ...bundleFileNames(config).filter((f) => f !== 'config.json')];
+  return manifestFileNames(config);
 }
 
 function describe(file) {
@@ -52,12 +53,12 @@ export function makeManifest(dir) {
     if (!existsSync(p)) throw new Error(`${path.basename(dir)}: ${f} is named by config.json but missing`);
     files[f] = describe(p);
   }
-  return { format: 'attnlens-manifest', version: 1, files };
+  return manifestDoc(files);
 }
 
 export function writeManifest(dir) {
   const manifest = makeManifest(dir);
-  writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(path.join(dir, MANIFEST), manifestText(manifest));
   return manifest;
 }
 

@@ -25,30 +25,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeManifest } from './bundle-digests.mjs';
 import { floatValues, parseSafetensors, writeSafetensors } from './safetensors.mjs';
+import { MIN_VALUES, int8Config, int8Eligible, int8Entries, quantizeRows } from '../wasm/convert/int8.js';
 
-const roundHalfEven = (x) => {
-  const r = Math.round(x);
-  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-};
-
-/** w [rows × cols] → { q: Int8Array, scale: Float32Array [rows] }. */
-export function quantizeRows(w, rows, cols) {
-  const q = new Int8Array(rows * cols);
-  const scale = new Float32Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let amax = 0;
-    for (let c = 0; c < cols; c++) amax = Math.max(amax, Math.abs(w[r * cols + c]));
-    const s = Math.fround(Math.fround(amax) / 127);
-    scale[r] = s;
-    if (s === 0) continue;
-    for (let c = 0; c < cols; c++) {
-      q[r * cols + c] = Math.max(-127, Math.min(127, roundHalfEven(Math.fround(w[r * cols + c] / s))));
-    }
-  }
-  return { q, scale };
-}
-
-export const MIN_VALUES = 1024; // io::kInt8MinValues
+export { MIN_VALUES, quantizeRows };
 export const CODES_FILE = 'int8-codes.safetensors';
 
 /** The calibrated codes beside a bundle's weights (CODES_FILE), or null: name -> { shape, q: Int8Array }. They must
@@ -87,24 +66,18 @@ export function quantizeBundle(src, out) {
   for (const [name, entry] of Object.entries(header)) {
     const count = entry.shape.reduce((a, b) => a * b, 1);
     const [b, e] = entry.data_offsets;
-    // A MobileNetV2 encoder's convolution weights [out, in, kh, kw] too, one scale per output channel (rows of
-    // in·kh·kw), except published integer codes (a "<name>_scale" beside them: mobilenet-v2-imagenet), kept as they
-    // are. (Keeping the depthwise and 3×3 ones float was measured too: test BLEU-4 21.24 against 21.39 this way.)
-    const conv = config.architecture === 'mobilenet-v2' && entry.shape.length === 4 && !(`${name}_scale` in header);
-    if ((entry.shape.length === 2 || conv) && ['F32', 'F16', 'BF16'].includes(entry.dtype) && count >= MIN_VALUES) {
-      const { q: nearest, scale } = quantizeRows(floatValues(entry, data), entry.shape[0], count / entry.shape[0]);
-      let q = nearest;
+    // (Keeping a MobileNetV2 encoder's depthwise and 3×3 convolutions float was measured too: test BLEU-4 21.24
+    // against 21.39 with them int8.)
+    if (int8Eligible(config, name, entry, header)) {
       const given = codes?.get(name);
       if (given) {
         if (given.shape.join('x') !== entry.shape.join('x')) {
           throw new Error(`${path.join(src, CODES_FILE)}: ${name} is [${given.shape}], the weights [${entry.shape}]`);
         }
-        q = given.q;
         codes.delete(name);
         calibrated++;
       }
-      entries.push([name, 'I8', entry.shape, new Uint8Array(q.buffer, q.byteOffset, q.byteLength)]);
-      entries.push([`${name}.qscale`, 'F32', [entry.shape[0]], new Uint8Array(scale.buffer)]);
+      entries.push(...int8Entries(name, entry.shape, floatValues(entry, data), given?.q));
       int8Values += count;
     } else {
       entries.push([name, entry.dtype, entry.shape, data.subarray(b, e)]);
@@ -116,8 +89,7 @@ export function quantizeBundle(src, out) {
   const how = calibrated ? `, ${calibrated} matrices with the codes of ${CODES_FILE}` : '';
   const weights = writeSafetensors(entries, { ...metadata, quantization: `int8 per-row symmetric (scripts/quantize.mjs${how})` });
   writeFileSync(path.join(out, config.weights), weights);
-  const outConfig = { ...config, weight_precision: 'int8',
-    weights_dtype: `I8 (weights, F32 scale per row / output channel) + ${config.weights_dtype ?? 'F32'}` };
+  const outConfig = int8Config(config);
   writeFileSync(path.join(out, 'config.json'), `${JSON.stringify(outConfig, null, 2)}\n`);
   for (const f of readdirSync(src)) {
     if (f === 'config.json' || f === config.weights || f === 'manifest.json' || f === CODES_FILE || f.startsWith('golden')) continue;

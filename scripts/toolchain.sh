@@ -6,11 +6,13 @@
 #
 #   scripts/toolchain.sh start   what `npm start` needs: the WASM build (emcmake/em++, binaryen, cmake, make, headers)
 #   scripts/toolchain.sh ci      what `npm test` needs on a fresh machine: also g++, ctest, node, npm, git, chromium,
-#                                clang and its libFuzzer runtime (tests/fuzz)
+#                                clang and its libFuzzer runtime (tests/fuzz), python3-sentencepiece (the reference of
+#                                tests/node/hf-tokenizers.test.mjs)
 #
 #   ATTNLENS_DRY_RUN=1           print the commands that would run, run none of them (exit 0)
 #   ATTNLENS_INCLUDE_ROOT=dir    where the header packages are looked for (default /usr/include; for tests); the
-#                                libFuzzer runtime is looked for beside it (dir/../lib/llvm-14/...)
+#                                libFuzzer runtime and Python's sentencepiece module are looked for beside it
+#                                (dir/../lib/llvm-14/..., dir/../lib/python3/dist-packages/sentencepiece)
 # Bash only (no node: on a fresh machine CI calls it before Node is installed); `id -u` tells root from a user.
 set -euo pipefail
 
@@ -38,6 +40,7 @@ entries=(
   "chromium:chromium:ci"
   "clang++:clang:ci"
   "$fuzzer_rt:libclang-rt-14-dev:ci"
+  "$inc/../lib/python3/dist-packages/sentencepiece/__init__.py:python3-sentencepiece:ci"
 )
 case "$purpose" in
   start|ci) ;;

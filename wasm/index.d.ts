@@ -774,3 +774,36 @@ export const env: {
  * model and the file.
  */
 export function loadBundle(model: ModelRef, options?: LoadOptions): Promise<Bundle>;
+
+// convert() (wasm/convert/index.js; README "Your own model", docs/DESIGN.md §5)
+
+/** A Hugging Face model folder's files by name (a browser's file picker or drop): bytes or Blobs. */
+export type HfFolderFiles = Map<string, Uint8Array | ArrayBuffer | Blob> | Record<string, Uint8Array | ArrayBuffer | Blob>;
+
+export interface ConvertOptions {
+  /** Node: write the bundle into this folder (which must not exist), through a temporary folder renamed at the end. */
+  out?: string;
+  /** Store every 2-D weight of at least 1024 values as int8 with a float32 scale per row (config "weight_precision": "int8"). */
+  int8?: boolean;
+  /** The bundle's task; defaults to the checkpoint's (a classification head: classification, else feature extraction;
+   * GPT-2: text generation; Marian: translation). */
+  task?: 'text-classification' | 'feature-extraction' | 'text-generation' | 'translation' | 'image-classification';
+  /** The bundle's name; defaults to the folder's name. */
+  name?: string;
+}
+
+export interface ConvertResult {
+  /** config.json, weights.safetensors, tokenizer.json (+ vocab.json), manifest.json and MODEL_CARD.md, as bytes. */
+  files: Record<string, Uint8Array>;
+  /** The bundle's config.json object: { architecture: 'hf-bert' | 'hf-distilbert' | 'hf-gpt2' | 'hf-marian' | 'hf-vit', task, hf_config, ... }. */
+  config: Record<string, unknown> & { architecture: string; task: string; name: string };
+}
+
+/**
+ * Converts a Hugging Face model folder (config.json; model.safetensors, its sharded index, or pytorch_model.bin read
+ * without running pickle; tokenizer.json or the slow tokenizer's files; ViT's preprocessor_config.json) of a BERT,
+ * DistilBERT, GPT-2, MarianMT or ViT model into an attnlens bundle. An unsupported architecture or option, or a
+ * missing, truncated or inconsistent file, rejects with an Error naming the file and key.
+ * @param input a folder path (Node) or the folder's files by name
+ */
+export function convert(input: string | HfFolderFiles, options?: ConvertOptions): Promise<ConvertResult>;

@@ -1,7 +1,7 @@
 // Model bundles for pipeline(): where they live, how they are fetched, cached and reported.
 //
 // A bundle is a folder (docs/DESIGN.md §5): config.json names its other files — the weights ("weights") and the
-// tokenizer's files (tokenizer.vocab / tokenizer.merges), plus any listed in "files" — and loadBundle() fetches
+// tokenizer's files (tokenizer.file / tokenizer.vocab / tokenizer.merges), plus any listed in "files" — and loadBundle() fetches
 // exactly those, never a path the config could point elsewhere (names must be plain file names).
 //
 // Where a name like 'sst2-selfattn' is looked up, first match wins:
@@ -57,6 +57,7 @@ export function bundleFileNames(config) {
   add(config.weights ?? 'weights.safetensors', 'config.json "weights"');
   const tok = config.tokenizer;
   if (tok && typeof tok === 'object') {
+    add(tok.file, 'config.json "tokenizer.file"');
     add(tok.vocab, 'config.json "tokenizer.vocab"');
     add(tok.merges, 'config.json "tokenizer.merges"');
   }
@@ -271,7 +272,7 @@ export function parseManifest(bytes, name = 'bundle') {
   return { format: doc.format, version: doc.version, files };
 }
 
-async function sha256Hex(bytes) {
+export async function sha256Hex(bytes) {
   const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
   let hex = '';
   for (const b of digest) hex += b.toString(16).padStart(2, '0');

@@ -15,6 +15,7 @@
 #include "models/seq2seq.h"
 #include "models/transformer_seq2seq.h"
 #include "api/translation_input.h"
+#include "api/translation_models.h"
 #include "text/bpe.h"
 #include "text/recase.h"
 #include "text/word_spans.h"
@@ -64,21 +65,6 @@ DecodingDefaults read_decoding(const io::Bundle& b) {
   return d;
 }
 
-text::BpeTokenizer read_tokenizer(const io::Bundle& b) {
-  const std::string where = "config.json in " + b.name();
-  const io::ConfigObject tok = b.config_object().object("tokenizer");
-  require(tok.string_or("type", "") == "bpe", where + ": tokenizer.type must be \"bpe\"");
-  for (const auto& [key, expected] : std::vector<std::pair<const char*, int>>{
-           {"pad_id", text::kPadId}, {"unk_id", text::kUnkId}, {"bos_id", text::kBosId}, {"eos_id", text::kEosId}})
-    if (tok.has(key))
-      require(tok.at(key) == expected, where + ": tokenizer." + key + " must be " + std::to_string(expected) +
-                                           " (the project's BPE ids)");
-  const std::string vocab_file = tok.string("vocab");
-  const std::string merges_file = tok.string("merges");
-  return text::BpeTokenizer::from_text(b.file(vocab_file), b.file(merges_file), vocab_file + " in " + b.name(),
-                                       merges_file + " in " + b.name());
-}
-
 // Where a translator's word alignment comes from by default (config.json "alignment_head" and "alignment").
 struct AlignmentDefaults {
   int layers = 1, heads = 1;        // decoder layers / cross heads (RNN: one map)
@@ -101,10 +87,7 @@ AlignmentDefaults read_alignment(const io::Bundle& b) {
   AlignmentDefaults d;
   const auto& cfg = b.config();
   const std::string where = "config.json in " + b.name();
-  if (b.architecture() == "transformer-seq2seq") {
-    d.layers = int_in(cfg, "decoder_layers", 1, 1 << 16, where);
-    d.heads = int_in(cfg, "heads", 1, 1 << 16, where);
-  }
+  if (const auto cross_maps = translation_architecture(b).cross_maps) std::tie(d.layers, d.heads) = cross_maps(b);
   if (cfg.contains("alignment_head")) {
     const auto& h = cfg["alignment_head"];
     require(h.is_object(), where + ": \"alignment_head\" must be an object {\"layer\": L, \"head\": H}");
@@ -133,18 +116,11 @@ AlignmentDefaults read_alignment(const io::Bundle& b) {
   return d;
 }
 
-std::unique_ptr<models::Seq2SeqModel> make_model(const io::Bundle& b) {
-  if (b.architecture() == "transformer-seq2seq") return std::make_unique<models::TransformerSeq2Seq>(b);
-  if (b.architecture() == "rnn-seq2seq") return models::make_rnn_seq2seq(b);
-  throw Error("bundle " + b.name() + ": architecture '" + b.architecture() +
-              "' is not a translator (expected transformer-seq2seq or rnn-seq2seq)");
-}
-
 }  // namespace
 
 struct Translator::Impl {
   std::string name, architecture;
-  text::BpeTokenizer tokenizer;
+  std::unique_ptr<const TranslationTokenizer> tokenizer;
   std::unique_ptr<models::Seq2SeqModel> model;
   DecodingDefaults decoding;
   AlignmentDefaults alignment;
@@ -163,18 +139,19 @@ struct Translator::Impl {
                               const TranslationParams& params) const;
   // The pieces a text takes under this translator's BPE (restore_case, the sentences' shared positions).
   detail::PieceCount piece_count() const {
-    return [this](std::string_view t) { return tokenizer.encode(t).size(); };
+    return [this](std::string_view t) { return tokenizer->encode(t).size(); };
   }
 
   explicit Impl(const io::Bundle& b) {
     architecture = b.architecture();
     name = b.config_object().string_or("name", b.name());
-    tokenizer = read_tokenizer(b);
-    model = make_model(b);
+    const TranslationArchitecture& arch = translation_architecture(b);
+    tokenizer = arch.tokenizer(b);
+    model = arch.model(b);
     decoding = read_decoding(b);
     alignment = read_alignment(b);
-    require(tokenizer.vocab_size() == model->vocab_size(),
-            "bundle " + b.name() + ": the BPE vocabulary has " + std::to_string(tokenizer.vocab_size()) +
+    require(tokenizer->vocab_size() == model->vocab_size(),
+            "bundle " + b.name() + ": the tokenizer's vocabulary has " + std::to_string(tokenizer->vocab_size()) +
                 " pieces but the model's vocab_size is " + std::to_string(model->vocab_size()));
   }
 };
@@ -401,7 +378,7 @@ Translator::Impl::Prepared Translator::Impl::prepare(const std::string& text, co
   p.text = &text;
   TranslationResult& out = p.out;
   out.num_beams = params.num_beams == 0 ? dec.num_beams : params.num_beams;
-  std::vector<int> ids = tokenizer.encode(text);
+  std::vector<int> ids = tokenizer->encode(text);
   out.source_pieces = ids.size();
   if (ids.empty()) return p;  // nothing to translate: an empty translation
   const std::size_t max_src = model->max_source_ids();
@@ -409,16 +386,16 @@ Translator::Impl::Prepared Translator::Impl::prepare(const std::string& text, co
     ids.resize(max_src - 1);
     out.truncated = true;
   }
-  ids.push_back(text::kEosId);
+  ids.push_back(tokenizer->eos_id());
   out.source_ids = ids;
-  for (int id : ids) out.source_tokens.push_back(tokenizer.piece(id));
+  for (int id : ids) out.source_tokens.push_back(tokenizer->piece(id));
 
   decode::SearchParams& sp = p.sp;
   sp.num_beams = out.num_beams;
   sp.alpha = params.alpha.value_or(dec.alpha);
   sp.coverage_beta = params.coverage_beta.value_or(dec.beta);
-  sp.bos_id = text::kBosId;
-  sp.eos_id = text::kEosId;
+  sp.bos_id = tokenizer->bos_id();
+  sp.eos_id = tokenizer->eos_id();
   // int(a·n + b) as decoding.py, never beyond the decoder's positions.
   double limit = params.max_new_tokens > 0 ? params.max_new_tokens
                                            : std::floor(dec.max_len_a * static_cast<double>(ids.size()) + dec.max_len_b);
@@ -440,16 +417,16 @@ TranslationResult Translator::Impl::finish(Prepared& p, const decode::SearchResu
   TranslationResult& out = p.out;
   out.target_ids = r.tokens;
   out.score = r.score;
-  for (int id : r.tokens) out.target_tokens.push_back(tokenizer.piece(id));
+  for (int id : r.tokens) out.target_tokens.push_back(tokenizer->piece(id));
   std::vector<int> body;
   for (int id : r.tokens) {
-    if (id == text::kEosId) break;
+    if (id == tokenizer->eos_id()) break;
     body.push_back(id);
   }
-  out.text = tokenizer.decode(body);
+  out.text = tokenizer->decode(body);
   if (p.want_maps && !r.tokens.empty()) out.attentions = std::move(p.trace);
   if (params.output_qk && !r.tokens.empty()) {
-    std::vector<int> tgt_in{text::kBosId};
+    std::vector<int> tgt_in{tokenizer->bos_id()};
     tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
     AttentionTrace vectors;
     model->query_key_vectors(p.ids, tgt_in, vectors);
@@ -508,7 +485,7 @@ bool Translator::Impl::translate_batch(const std::vector<const std::string*>& te
     }
   }
   std::vector<decode::SearchResult> found;
-  if (!live.empty()) found = decode::greedy_search_many(*step, limits, text::kBosId, text::kEosId);
+  if (!live.empty()) found = decode::greedy_search_many(*step, limits, tokenizer->bos_id(), tokenizer->eos_id());
   results.resize(prepared.size());
   std::size_t k = 0;
   for (std::size_t i = 0; i < prepared.size(); ++i) {
@@ -639,7 +616,7 @@ TranslationResult Translator::Impl::translate_one(const std::string& text, const
       // The decoder fed <s> + the chosen tokens (but the last), step by step, exactly as during the search.
       step.reset();
       p.trace.clear();
-      std::vector<int> tgt_in{text::kBosId};
+      std::vector<int> tgt_in{tokenizer->bos_id()};
       tgt_in.insert(tgt_in.end(), r.tokens.begin(), r.tokens.end() - 1);
       model->forward(p.ids, tgt_in, &p.trace);
     }
@@ -667,7 +644,7 @@ TranslationResult Translator::Impl::align_one(const std::string& source, const s
   check_qk_param(params, *model, architecture);
   TranslationResult out;
   out.num_beams = 0;
-  std::vector<int> ids = tokenizer.encode(source);
+  std::vector<int> ids = tokenizer->encode(source);
   out.source_pieces = ids.size();
   require(!ids.empty(), "align: the source text is empty");
   const std::size_t max_src = model->max_source_ids();
@@ -675,20 +652,20 @@ TranslationResult Translator::Impl::align_one(const std::string& source, const s
     ids.resize(max_src - 1);
     out.truncated = true;
   }
-  ids.push_back(text::kEosId);
+  ids.push_back(tokenizer->eos_id());
   out.source_ids = ids;
-  for (int id : ids) out.source_tokens.push_back(tokenizer.piece(id));
+  for (int id : ids) out.source_tokens.push_back(tokenizer->piece(id));
 
-  std::vector<int> tgt = tokenizer.encode(target);
+  std::vector<int> tgt = tokenizer->encode(target);
   require(!tgt.empty(), "align: the target text is empty (give the translation to align)");
   const std::size_t max_tgt = model->max_target_positions();
   require(tgt.size() + 1 <= max_tgt, "align: the target has " + std::to_string(tgt.size()) +
                                          " pieces; this model's decoder takes at most " + std::to_string(max_tgt - 1));
-  std::vector<int> tgt_in{text::kBosId};
+  std::vector<int> tgt_in{tokenizer->bos_id()};
   tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
-  tgt.push_back(text::kEosId);
+  tgt.push_back(tokenizer->eos_id());
   out.target_ids = tgt;
-  for (int id : tgt) out.target_tokens.push_back(tokenizer.piece(id));
+  for (int id : tgt) out.target_tokens.push_back(tokenizer->piece(id));
   out.text = target;
 
   AttentionTrace trace(params.output_attentions);

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "api/translation_models.h"
 #include "cli.h"
 
 namespace {
@@ -154,6 +155,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   try {
+    attnlens::api::register_hf_architectures();  // `translate` and `align` take converted MarianMT bundles too
     return run(argc, argv);
   } catch (const UsageError& e) {
     std::cerr << "attnlens-cli: " << e.what() << "\nRun 'attnlens-cli --help' for usage.\n";

@@ -42,7 +42,8 @@ std::string join(const std::vector<std::string>& v) {
 const std::vector<std::string>& known_architectures() {
   static const std::vector<std::string> names = {"rnn-seq2seq",         "transformer-seq2seq", "show-attend-tell",
                                                  "selfattn-classifier", "relation-classifier", "test-tiny",
-                                                 "mobilenet-v2",        "pointer-sort",        "vqa"};
+                                                 "mobilenet-v2",        "pointer-sort",        "vqa",
+                                                 "hf-gpt2",             "hf-marian"};
   return names;
 }
 

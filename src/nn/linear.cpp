@@ -5,15 +5,32 @@ namespace attnlens::nn {
 Linear::Linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
                const std::string& bias_name, Rows rows)
     : out_(out), in_(in) {
-  std::vector<float> w = b.tensor(name, {out, in});
+  keep(b.tensor(name, {out, in}), b.weight_precision(), rows);
+  if (!bias_name.empty()) bias_ = b.tensor(bias_name, {out});
+}
+
+Linear Linear::conv1d(const io::Bundle& b, const std::string& name, std::size_t in, std::size_t out,
+                      const std::string& bias_name, Rows rows) {
+  const std::vector<float> stored = b.tensor(name, {in, out});  // [in × out]
+  std::vector<float> w(stored.size());                          // [out × in]
+  for (std::size_t i = 0; i < in; ++i)
+    for (std::size_t o = 0; o < out; ++o) w[o * in + i] = stored[i * out + o];
+  Linear layer;
+  layer.out_ = out;
+  layer.in_ = in;
+  layer.keep(std::move(w), b.weight_precision(), rows);
+  if (!bias_name.empty()) layer.bias_ = b.tensor(bias_name, {out});
+  return layer;
+}
+
+void Linear::keep(std::vector<float> w, kernels::Precision precision, Rows rows) {
   // The matrices an int8 bundle stores as codes (io::kInt8MinValues and up; smaller ones stay float there too).
-  if (b.weight_precision() == kernels::Precision::int8 && out * in >= io::kInt8MinValues) {
-    packed_ = kernels::pack_rows(out, in, w.data(), in, kernels::Precision::int8);
+  if (precision == kernels::Precision::int8 && out_ * in_ >= io::kInt8MinValues) {
+    packed_ = kernels::pack_rows(out_, in_, w.data(), in_, kernels::Precision::int8);
   } else {
-    if (rows != Rows::many) packed_ = kernels::pack_rows(out, in, w.data(), in, kernels::Precision::f32);
+    if (rows != Rows::many) packed_ = kernels::pack_rows(out_, in_, w.data(), in_, kernels::Precision::f32);
     if (rows != Rows::few) w_ = std::move(w);
   }
-  if (!bias_name.empty()) bias_ = b.tensor(bias_name, {out});
 }
 
 void Linear::forward(std::size_t m, const float* x, std::size_t ldx, float* y, std::size_t ldy,

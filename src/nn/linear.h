@@ -37,6 +37,11 @@ class Linear {
   // bundle's weight precision.
   Linear(const io::Bundle& b, const std::string& name, std::size_t out, std::size_t in,
          const std::string& bias_name = "", Rows rows = Rows::many);
+  // Hugging Face's Conv1D (GPT-2): y = x W + b with W stored [in × out], the transpose of the above; kept as [out ×
+  // in] like every other Linear. In an int8 bundle the stored codes are per row of [in × out]: the weights are read
+  // back as code·scale and, being a matrix of the int8 size, coded again per output row.
+  static Linear conv1d(const io::Bundle& b, const std::string& name, std::size_t in, std::size_t out,
+                       const std::string& bias_name, Rows rows = Rows::many);
 
   std::size_t out() const { return out_; }
   std::size_t in() const { return in_; }
@@ -47,6 +52,8 @@ class Linear {
                kernels::Activation act = kernels::Activation::none) const;
 
  private:
+  void keep(std::vector<float> w, kernels::Precision precision, Rows rows);
+
   std::size_t out_ = 0, in_ = 0;
   std::vector<float> w_;           // float32 [out × in] (Rows::many and Rows::any)
   kernels::PackedMatrix packed_;   // W packed: float32 (Rows::few and Rows::any) or int8 codes (every use)

@@ -84,3 +84,15 @@ export function tinyCaptioner() {
     encoder: `${root}models/mobilenet-v2-imagenet`,
   });
 }
+
+/** A seeded random number generator (mulberry32): () → a number in [0, 1). The fuzz tests' mutations use it. */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

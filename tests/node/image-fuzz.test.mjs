@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 as rng } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIX = `${ROOT}tests/fixtures/images/`;
@@ -24,17 +25,6 @@ const SEED = Number(process.env.ATTNLENS_IMAGE_FUZZ_SEED ?? 1);
 const TIME_BOUND_MS = 5000; // per input; the fixtures decode in well under 50 ms
 const SEEDS = ['rgb.png', 'rgba.png', 'palette.png', 'grey16.png', 'interlaced.png', 'bilevel.png', 'orient-6.png',
   'baseline.jpg', 'progressive.jpg', 'grey.jpg', 'cmyk.jpg', 'orient-6.jpg', 'baseline-444.jpg'];
-
-function rng(seed) { // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---- mutations ---------------------------------------------------------------------------------------------------
 

@@ -79,11 +79,11 @@ test('a bare machine, dry run: the exact packages `npm start` would install, and
   assert.deepEqual(m.log(), [], 'a dry run calls no apt-get');
 });
 
-test('CI needs more than `npm start`: compilers, Node, git, Chromium, clang + libFuzzer (each package once)', () => {
+test('CI needs more than `npm start`: compilers, Node, git, Chromium, clang + libFuzzer, python3-sentencepiece (each package once)', () => {
   const m = machine({ tools: ['make', 'wasm-dis'], headers: ['doctest/doctest.h'] });
   const r = toolchain('ci', m, { ATTNLENS_DRY_RUN: '1' });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^installing from Debian: cmake emscripten libxsimd-dev nlohmann-json3-dev g\+\+ nodejs npm git chromium clang libclang-rt-14-dev\n/);
+  assert.match(r.stdout, /^installing from Debian: cmake emscripten libxsimd-dev nlohmann-json3-dev g\+\+ nodejs npm git chromium clang libclang-rt-14-dev python3-sentencepiece\n/);
 });
 
 test('emcmake missing, as root: apt-get installs emscripten only', () => {
