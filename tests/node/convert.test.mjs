@@ -13,13 +13,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { convert } from '../../wasm/index.js';
 import { ConvertError } from '../../wasm/convert/index.js';
 import { floatValues, parseSafetensors, writeSafetensors } from '../../wasm/convert/safetensors.js';
 import { parseManifest } from '../../wasm/models.js';
 import { quantizeBundle } from '../../scripts/quantize.mjs';
 import { sentencePieceToTokenizerJson } from '../../wasm/convert/sentencepiece.js';
+import { convertTokenizer } from '../../wasm/convert/tokenizer.js';
 import { checkFixture, fixtureNames } from '../../scripts/convert-fixtures.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -146,6 +147,7 @@ test('--int8 stores the tensors scripts/quantize.mjs makes of the float32 bundle
       const q = tensors(new Uint8Array(readFileSync(path.join(tmp, `${name}-q`, 'weights.safetensors'))));
       const { files, config } = await convert(path.join(FIX, name), { int8: true });
       assert.equal(config.weight_precision, 'int8');
+      assert.deepEqual(files['config.json'], new Uint8Array(readFileSync(path.join(tmp, `${name}-q`, 'config.json'))), `${name}: config.json`);
       const got = tensors(files['weights.safetensors']);
       assert.deepEqual(Object.keys(got), Object.keys(q), `${name}: tensor names`);
       let int8 = 0;
@@ -228,6 +230,34 @@ test('Marian: embeddings that are not tied, or positions that are not the sinuso
   assert.ok('model.shared.weight' in promoted, 'a tied copy saved in place of model.shared.weight takes its name');
 });
 
+test('vocab.txt and vocab.json + merges.txt become a tokenizer.json giving the fast tokenizer\'s ids on the 5,400-line corpus', async (t) => {
+  let Tokenizer;
+  try {
+    ({ Tokenizer } = await import(process.env.ATTNLENS_TOKENIZERS_JS ? pathToFileURL(process.env.ATTNLENS_TOKENIZERS_JS).href : '@huggingface/tokenizers'));
+  } catch {
+    return t.skip('Tokenizers.js (@huggingface/tokenizers, a devDependency) is not installed');
+  }
+  const dir = path.join(ROOT, 'tests', 'fixtures', 'tokenizers');
+  const lines = readFileSync(path.join(dir, 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  for (const name of ['wordpiece', 'wordpiece-cased', 'bytelevel-bpe']) {
+    const fast = JSON.parse(readFileSync(path.join(dir, name, 'tokenizer.json'), 'utf8'));
+    const byId = Object.entries(fast.model.vocab).sort((a, b) => a[1] - b[1]).map(([tok]) => tok);
+    const slow = fast.model.type === 'WordPiece'
+      ? { 'vocab.txt': text(`${byId.join('\n')}\n`), 'tokenizer_config.json': text({ do_lower_case: fast.normalizer.lowercase,
+        strip_accents: fast.normalizer.strip_accents, tokenize_chinese_chars: fast.normalizer.handle_chinese_chars }) }
+      : { 'vocab.json': text(fast.model.vocab), 'merges.txt': text(`#version: 0.2\n${fast.model.merges.join('\n')}\n`),
+        'tokenizer_config.json': text({ add_prefix_space: fast.pre_tokenizer.add_prefix_space }) };
+    const kind = fast.model.type === 'WordPiece' ? 'wordpiece' : 'bpe';
+    const { files } = await convertTokenizer(kind, async (f) => slow[f], Object.keys(slow), byId.length);
+    const ours = new Tokenizer(json(files['tokenizer.json']), {});
+    const theirs = new Tokenizer(fast, {});
+    const differ = lines.filter((l) => ours.encode(l).ids.join(' ') !== theirs.encode(l).ids.join(' '));
+    assert.deepEqual(differ.slice(0, 3), [], `${name}: ${differ.length} of ${lines.length} lines get other ids`);
+    const ids = theirs.encode(lines[7]).ids;
+    assert.equal(ours.decode(ids, { skip_special_tokens: true }), theirs.decode(ids, { skip_special_tokens: true }), `${name}: decode`);
+  }
+});
+
 // [fixture, what to change (files map → void), the error it must give]
 const setConfig = (edit) => (f) => {
   const c = json(f['config.json']);
@@ -252,6 +282,14 @@ const ERRORS = [
   ['bert-cls', 'an unknown activation', setConfig((c) => { c.hidden_act = 'mish'; }), /"hidden_act": "mish" \(supported:/],
   ['bert-cls', 'heads not dividing the width', setConfig((c) => { c.num_attention_heads = 3; }), /"hidden_size" \(16\) is not a multiple of "num_attention_heads" \(3\)/],
   ['bert-cls', 'a size that is not an integer', setConfig((c) => { c.hidden_size = '8'; }), /"hidden_size" must be an integer from 1 to 16777216, got "8"/],
+  ['bert-cls', 'a layer-norm epsilon that is not a number', setConfig((c) => { c.layer_norm_eps = '1e-12'; }), /"layer_norm_eps" must be a number between 0 and 1, got "1e-12"/],
+  ['bert-cls', 'a special token outside the vocabulary', setConfig((c) => { c.pad_token_id = 15; }), /"pad_token_id" 15 is not a token id below "vocab_size" \(15\)/],
+  ['gpt2-lm', 'an eos list with an id outside the vocabulary', setConfig((c) => { c.eos_token_id = [9, -1]; }), /"eos_token_id" \[9,-1\] is not a token id/],
+  ['bert-base', 'a weight that is not finite', swapSafetensors('model.safetensors', (e) => {
+    const t = e.find(([k]) => k === 'encoder.layer.0.output.dense.bias');
+    t[3] = t[3].slice();
+    new DataView(t[3].buffer).setFloat32(4 * 3, NaN, true);
+  }), /model\.safetensors: encoder\.layer\.0\.output\.dense\.bias has the value NaN at index 3; weights must be finite/],
   ['bert-cls', 'more layers than the converter builds', setConfig((c) => { c.num_hidden_layers = 5000; }), /"num_hidden_layers" must be an integer from 1 to 1024, got 5000/],
   ['bert-cls', 'an unsupported head class', setConfig((c) => { c.architectures = ['BertForTokenClassification']; }), /BertForTokenClassification is not supported \(for bert: BertModel, BertForSequenceClassification/],
   ['bert-cls', 'shapes that disagree with the config', setConfig((c) => { c.intermediate_size = 32; }), /pytorch_model\.bin: bert\.encoder\.layer\.0\.intermediate\.dense\.weight has shape \[64,16\], config\.json implies \[32,16\]/],
@@ -263,6 +301,16 @@ const ERRORS = [
   ['bert-cls', 'a truncated .bin', (f) => { f['pytorch_model.bin'] = f['pytorch_model.bin'].subarray(0, 5000); }, /pytorch_model\.bin: no end of central directory/],
   ['bert-cls', 'not a zip', (f) => { f['pytorch_model.bin'] = text('hello, not a checkpoint'); }, /pytorch_model\.bin is not a torch\.save zip archive/],
   ['bin-legacy', 'the legacy .bin format', () => {}, /legacy \(pre-1\.6, non-zip\) format/],
+  ['bin-deflated', 'a .bin with compressed zip entries', () => {}, /pytorch_model\.bin: plain\/data\.pkl is compressed \(method 8\); torch\.save stores entries uncompressed$/],
+  ['bert-cls', 'a .bin whose storage file is missing', (f) => {
+    const b = f['pytorch_model.bin'].slice();
+    const name = new TextEncoder().encode('/data/0');
+    for (let i = 0; i + name.length <= b.length; i++) {
+      const digitAfter = b[i + name.length] >= 0x30 && b[i + name.length] <= 0x39;
+      if (name.every((c, j) => b[i + j] === c) && !digitAfter) b[i + 6] = 0x5a; // the entry data/0 becomes data/Z
+    }
+    f['pytorch_model.bin'] = b;
+  }, /pytorch_model\.bin: storage data\/0 is missing from the archive/],
   ['bin-evil', 'a pickle naming os.system', () => {}, /data\.pkl names the global posix\.system, which the converter refuses/],
   ['bert-base', 'a truncated safetensors file', (f) => {
     const b = f['model.safetensors'];
@@ -361,6 +409,40 @@ for (const [fixture, what, change, message] of ERRORS) {
     });
   });
 }
+
+test('a map of Blobs and ArrayBuffers converts like bytes', { skip: !present('vit-cls') }, async () => {
+  const files = filesOf('vit-cls');
+  const mixed = new Map(Object.entries(files).map(([f, b], i) => [`picked/vit-cls/${f}`, i % 2 ? new Blob([b]) : b.slice().buffer]));
+  const a = await convert(mixed, { name: 'vit' });
+  const b = await convert(files, { name: 'vit' });
+  for (const f of Object.keys(b.files)) assert.deepEqual(a.files[f], b.files[f], f);
+});
+
+test('in headless Chromium, convert() on dropped files (Blobs) gives the bytes Node gives', { timeout: 120_000 }, async (t) => {
+  const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  if (process.env.ATTNLENS_SKIP_BROWSER === '1' || !existsSync(chromiumPath)) return t.skip('no browser (ATTNLENS_SKIP_BROWSER=1 or no Chromium)');
+  const { chromium } = await import('playwright-core');
+  const { serve } = await import('../../scripts/serve.mjs');
+  const { server, url } = await serve(ROOT.replace(/\/$/, ''), { port: 0 });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${url}/web/`);
+    const files = Object.fromEntries(Object.entries(filesOf('gpt2-lm')).map(([f, b]) => [f, [...b]]));
+    const got = await page.evaluate(async (input) => {
+      const { convert: inPage } = await import('/wasm/index.js');
+      const dropped = Object.fromEntries(Object.entries(input).map(([f, b]) => [f, new Blob([new Uint8Array(b)])]));
+      const r = await inPage(dropped, { name: 'gpt2-lm', int8: true });
+      return Object.fromEntries(Object.entries(r.files).map(([f, b]) => [f, [...b]]));
+    }, files);
+    const node = await convert(path.join(FIX, 'gpt2-lm'), { int8: true });
+    assert.deepEqual(Object.keys(got), Object.keys(node.files));
+    for (const f of Object.keys(node.files)) assert.deepEqual(Uint8Array.from(got[f]), node.files[f], f);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});
 
 test('bad convert() arguments are refused', async () => {
   await assert.rejects(convert(42), /the input must be a folder path/);

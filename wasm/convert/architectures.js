@@ -26,6 +26,23 @@ function resolve(cfg, defaults, sizes) {
       throw new ConvertError(`config.json: "${k}" must be an integer from 1 to ${max}, got ${JSON.stringify(hp[k])}`);
     }
   }
+  for (const k of ['layer_norm_eps', 'layer_norm_epsilon']) {
+    if (k in hp && !(typeof hp[k] === 'number' && hp[k] > 0 && hp[k] < 1)) {
+      throw new ConvertError(`config.json: "${k}" must be a number between 0 and 1, got ${JSON.stringify(hp[k])}`);
+    }
+  }
+  for (const k of ['scale_embedding', 'tie_word_embeddings']) {
+    if (k in hp && typeof hp[k] !== 'boolean') throw new ConvertError(`config.json: "${k}" must be true or false, got ${JSON.stringify(hp[k])}`);
+  }
+  // Special token ids the engine looks up in the embedding (eos_token_id may be a list).
+  for (const k of ['pad_token_id', 'bos_token_id', 'eos_token_id', 'decoder_start_token_id', 'forced_eos_token_id']) {
+    const v = hp[k];
+    if (v === undefined || v === null || !('vocab_size' in hp)) continue;
+    const ids = Array.isArray(v) ? v : [v];
+    if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0 && id < hp.vocab_size)) {
+      throw new ConvertError(`config.json: "${k}" ${JSON.stringify(v)} is not a token id below "vocab_size" (${hp.vocab_size})`);
+    }
+  }
   return hp;
 }
 

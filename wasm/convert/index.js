@@ -15,7 +15,7 @@
 // (tokenizer.js) or ViT's preprocessor config; labels from id2label; manifest and model card.
 import { ARCHITECTURES, ConvertError } from './architectures.js';
 import { findLicense, modelCard } from './card.js';
-import { int8Eligible, int8Entries } from './int8.js';
+import { int8Config, int8Eligible, int8Entries } from './int8.js';
 import { MANIFEST, manifestOf, manifestText } from './manifest.js';
 import { FLOAT_DTYPES, floatValues, parseSafetensors, writeSafetensors } from './safetensors.js';
 import { readTorchBin } from './torch-bin.js';
@@ -119,6 +119,8 @@ async function readWeights(src, record) {
   return tensors;
 }
 
+/** F32 bytes as a Float32Array: a view when aligned (no copy of a large model), else an aligned copy. */
+const f32View = (b) => (b.byteOffset % 4 === 0 ? new Float32Array(b.buffer, b.byteOffset, b.length / 4) : new Float32Array(b.slice().buffer));
 const floats = (t) => floatValues({ dtype: t.dtype, data_offsets: [0, t.bytes.length] }, t.bytes);
 const sameValues = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]) || v === b[i]);
 
@@ -210,6 +212,10 @@ function canonicalTensors(arch, hp, raw, hfConfig, className) {
     if (t.shape.join('x') !== shape.join('x')) {
       throw new ConvertError(`${t.file}: ${t.key} has shape [${t.shape}], config.json implies [${shape}]`);
     }
+    const values = t.dtype === 'F32' ? f32View(t.bytes) : floats(t);
+    const bad = values.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) throw new ConvertError(`${t.file}: ${t.key} has the value ${values[bad]} at index ${bad}; weights must be finite`);
+    t.values = values;
     out.push([name, t]);
     kept.delete(name);
   }
@@ -293,8 +299,8 @@ export async function convert(input, options = {}) {
   }
 
   const files = {};
-  const config = { architecture: arch.architecture, version: 1, task,
-    name: options.name ?? src.folder ?? (typeof hfConfig._name_or_path === 'string' && hfConfig._name_or_path) ?? 'model',
+  let config = { architecture: arch.architecture, version: 1, task,
+    name: options.name ?? src.folder ?? (typeof hfConfig._name_or_path === 'string' && hfConfig._name_or_path.trim() ? hfConfig._name_or_path : 'model'),
     hf_config: hfConfig };
   if (arch.tokenizer === 'image') {
     if (!src.names.includes('preprocessor_config.json')) throw new ConvertError('preprocessor_config.json is missing (a ViT folder needs it)');
@@ -311,19 +317,16 @@ export async function convert(input, options = {}) {
   const entries = [];
   let params = 0;
   for (const [name, t] of tensors) {
-    const w = t.dtype === 'F32' ? new Float32Array(t.bytes.slice().buffer) : floats(t);
+    const w = t.values;
     params += w.length;
     if (options.int8 && int8Eligible(config, name, { dtype: 'F32', shape: t.shape }, {})) entries.push(...int8Entries(name, t.shape, w));
     else entries.push([name, 'F32', t.shape, new Uint8Array(w.buffer, w.byteOffset, w.byteLength)]);
   }
-  if (options.int8) {
-    config.weight_precision = 'int8';
-    config.weights_dtype = 'I8 (weights, F32 scale per row) + float32';
-  }
   let readme = null;
-  if (src.names.includes('README.md')) readme = new TextDecoder().decode(await src.read('README.md'));
+  if (src.names.includes('README.md')) readme = new TextDecoder().decode(await record('README.md'));
   config.source = { format: 'hugging-face', folder: src.folder ?? config.name, model_type: modelType, class: className,
     files: sourceFiles, converter: 'attnlens convert' };
+  if (options.int8) config = int8Config(config); // as scripts/quantize.mjs writes it for the float32 bundle
   files['weights.safetensors'] = writeSafetensors(entries, { format: 'pt' });
   files['config.json'] = new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`);
   files[MANIFEST] = new TextEncoder().encode(manifestText(await manifestOf(config, files)));

@@ -16,8 +16,8 @@ const MAX_DEPTH = 1 << 20;
 /** The zip's entries: name → { offset, size } of stored data. */
 export function readZip(bytes, file) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const fail = (what) => {
-    throw new ConvertError(`${file}: ${what} (a truncated or corrupt zip?)`);
+  const fail = (what, why = ' (a truncated or corrupt zip?)') => {
+    throw new ConvertError(`${file}: ${what}${why}`);
   };
   let eocd = -1;
   for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 65535); i--) {
@@ -64,7 +64,7 @@ export function readZip(bytes, file) {
       }
       x += 4 + len;
     }
-    if (method !== 0 || size !== usize) fail(`${name} is compressed (method ${method}); torch.save stores entries uncompressed`);
+    if (method !== 0 || size !== usize) fail(`${name} is compressed (method ${method}); torch.save stores entries uncompressed`, '');
     if (local + 30 > bytes.length || dv.getUint32(local, true) !== 0x04034b50) fail(`the local header of ${name} is damaged`);
     const offset = local + 30 + dv.getUint16(local + 26, true) + dv.getUint16(local + 28, true);
     if (offset + size > bytes.length) fail(`${name} runs past the end of the file`);

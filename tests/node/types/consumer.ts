@@ -1,6 +1,6 @@
 // A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
 // compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
-import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline, AttentionMaps } from '../../../wasm/index.js';
+import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline, AttentionMaps, convert } from '../../../wasm/index.js';
 import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap, ImageSource } from '../../../wasm/index.js';
 
 export async function demo(): Promise<number> {
@@ -72,4 +72,17 @@ export async function images(bytes: Uint8Array): Promise<number> {
   caption.dispose();
   vqa.dispose();
   return results.length + answer.answer.length;
+}
+
+// A Hugging Face folder converted: from a path (Node) or from dropped files (a page).
+export async function convertModels(bytes: Uint8Array, blob: Blob): Promise<number> {
+  const fromFolder = await convert('./distilbert-sst2', { out: './bundle', int8: true, task: 'text-classification', name: 'sst2' });
+  const fromFiles = await convert(new Map<string, Uint8Array | Blob>([['config.json', bytes], ['model.safetensors', blob]]));
+  const weights: Uint8Array = fromFolder.files['weights.safetensors'];
+  const architecture: string = fromFiles.config.architecture;
+  // @ts-expect-error not a task a converted model does
+  await convert('./x', { task: 'summarization' });
+  // @ts-expect-error int8 is a boolean
+  await convert('./x', { int8: 'yes' });
+  return weights.length + architecture.length;
 }
