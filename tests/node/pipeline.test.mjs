@@ -14,8 +14,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 test('listTasks names every task and a default model for each, and every default is a shipped bundle', async () => {
   const tasks = listTasks();
-  assert.deepEqual(tasks.map((t) => t.task).sort(), ['image-to-text', 'number-sorting', 'sentiment-analysis', 'translation', 'visual-question-answering']);
-  for (const t of tasks) assert.ok(t.models.includes(t.defaultModel), t.task);
+  assert.deepEqual(tasks.map((t) => t.task).sort(), ['feature-extraction', 'image-classification', 'image-to-text',
+    'number-sorting', 'sentiment-analysis', 'text-generation', 'translation', 'visual-question-answering']);
+  // The converted models' tasks have no bundled model (defaultModel null); every other task has its default.
+  for (const t of tasks) {
+    assert.ok(t.defaultModel === null ? t.models.length === 0 : t.models.includes(t.defaultModel), t.task);
+  }
+  assert.deepEqual(tasks.filter((t) => t.defaultModel === null).map((t) => t.task).sort(),
+    ['feature-extraction', 'image-classification', 'text-generation']);
   for (const name of ['sst2-selfattn', 'sst2-relation', 'de-en-transformer']) {
     const b = await loadBundle(name);
     assert.equal(typeof b.config.architecture, 'string');
@@ -82,7 +88,8 @@ test('a misspelt task or model name is one Error that suggests the closest names
   const warn = t.mock.method(console, 'warn', () => {});
   await assert.rejects(pipeline('translaton'), (err) => {
     assert.equal(err.message, 'attnlens: unknown task "translaton"; did you mean "translation"? The tasks: sentiment-analysis, ' +
-      'translation, image-to-text, number-sorting, visual-question-answering (aliases: pointer-sort, sort, text-classification, ' +
+      'translation, image-to-text, number-sorting, visual-question-answering, text-generation, feature-extraction, ' +
+      'image-classification (aliases: pointer-sort, sort, text-classification, ' +
       'sentiment, image-captioning, vqa)');
     return true;
   });
