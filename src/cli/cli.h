@@ -114,6 +114,8 @@ int align_command(int argc, char** argv);
 int caption_command(int argc, char** argv);
 int vqa_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
+int text_classification_command(int argc, char** argv);
+int feature_extraction_command(int argc, char** argv);
 
 template <class Fn>
 void for_each_line(Fn&& fn, bool skip_empty) {

@@ -91,6 +91,13 @@ usage:
       ImageNet classes of images with an image classifier bundle (models/mobilenet-v2-imagenet): one JSON line
       per image {image, classes: [{index, label, probability}]}, the N (default 5) most probable first. Images as
       for caption (PPM/PGM paths as arguments or stdin lines).
+  attnlens-cli text-classification --model DIR [--no-attention]
+  attnlens-cli feature-extraction --model DIR [--no-attention]
+      A converted BERT or DistilBERT bundle (npx attnlens convert) over stdin lines, tokenized with its
+      tokenizer.json: one JSON line per input, text-classification {label, score, scores, logits, ids, tokens,
+      attentions} (softmax over the labels), feature-extraction {features, dims, pooled, ids, tokens, attentions}
+      (the last hidden state [T, d]). A line longer than max_position_embeddings tokens gives {"error": ...}
+      and exit status 1 at the end.
   attnlens-cli vqa --model DIR [--encoder DIR] [--question TEXT IMAGE ...] [--json [--attentions]]
       Answer questions about images with a VQA bundle (models/shapes-vqa-coattn, models/shapes-vqa-aoa): with
       --question TEXT, that question about every IMAGE; else stdin lines "IMAGE<TAB>QUESTION" (consecutive lines
@@ -144,6 +151,8 @@ int run(int argc, char** argv) {
   if (cmd == "align") return cli::align_command(argc, argv);
   if (cmd == "caption") return cli::caption_command(argc, argv);
   if (cmd == "classify") return cli::classify_command(argc, argv);
+  if (cmd == "text-classification") return cli::text_classification_command(argc, argv);
+  if (cmd == "feature-extraction") return cli::feature_extraction_command(argc, argv);
   if (cmd == "vqa") return cli::vqa_command(argc, argv);
   if (cmd == "sentiment") return cli::sentiment_command(argc, argv);
   if (cmd == "sort") return cli::sort_command(argc, argv);

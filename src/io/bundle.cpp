@@ -43,7 +43,8 @@ const std::vector<std::string>& known_architectures() {
   static const std::vector<std::string> names = {"rnn-seq2seq",         "transformer-seq2seq", "show-attend-tell",
                                                  "selfattn-classifier", "relation-classifier", "test-tiny",
                                                  "mobilenet-v2",        "pointer-sort",        "vqa",
-                                                 "hf-gpt2",             "hf-marian"};
+                                                 "hf-gpt2",             "hf-marian",
+                                                 "hf-bert",             "hf-distilbert",       "hf-vit"};
   return names;
 }
 
