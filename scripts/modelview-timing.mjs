@@ -4,7 +4,8 @@
 //
 //   node scripts/modelview-timing.mjs [--layers 12] [--heads 12] [--tokens 128,512]
 //
-// Maps are seeded random rows that sum to 1 (drawing cost does not depend on the values). Prints one line per size.
+// Maps are seeded random rows that sum to 1 (drawing cost does not depend on the values). Prints one line per size:
+// the median of three draws after one warm-up draw.
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
 
@@ -24,7 +25,9 @@ try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, serviceWorkers: 'block' });
   const page = await context.newPage();
   await page.goto(`${url}draw.js`); // a plain same-origin document: the page's own app does not run
-  for (const n of sizes) {
+  const runs = [];
+  // A first draw at the smallest size warms the modules and the JIT (not reported); then each size three times.
+  for (const n of [Math.min(...sizes), ...sizes.flatMap((x) => [x, x, x])]) {
     const ms = await page.evaluate(async ({ n, layers, heads }) => {
       const { ModelView } = await import('/web/modelview.js');
       const root = document.createElement('div');
@@ -52,7 +55,12 @@ try {
       if (root.querySelectorAll('canvas').length < layers * heads) throw new Error('not every map was drawn');
       return t;
     }, { n, layers, heads });
-    console.log(`model view, ${layers} layers × ${heads} heads, ${n} tokens: ${ms.toFixed(0)} ms to draw`);
+    runs.push([n, ms]);
+  }
+  for (const n of sizes) {
+    const times = runs.slice(1).filter(([x]) => x === n).map(([, t]) => t).sort((a, b) => a - b);
+    console.log(`model view, ${layers} layers × ${heads} heads, ${n} tokens: median ${times[1].toFixed(0)} ms to draw ` +
+      `(${times.map((t) => t.toFixed(0)).join(', ')})`);
   }
 } finally {
   await browser.close();
