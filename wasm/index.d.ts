@@ -794,7 +794,7 @@ export function pipeline(task: 'number-sorting' | 'pointer-sort' | 'sort', model
  * // number-sorting pointer-sort pointer-sort
  * // visual-question-answering shapes-vqa-coattn shapes-vqa-coattn shapes-vqa-aoa
  */
-export function listTasks(): Array<{ task: TaskName; defaultModel: string | null; models: string[]; inPackage: string[] }>;
+export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[]; inPackage: string[] }>;
 export const TASKS: Readonly<Record<TaskName, { defaultModel: string | null; models: string[]; notPackaged?: string[] }>>;
 
 /** Where bundles are found and how they are cached (global settings). */

@@ -207,9 +207,13 @@ function serialised(run) {
   return out;
 }
 
-/** Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. */
+/**
+ * Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. The tasks
+ * of converted models only (no bundled model: text-generation, feature-extraction, image-classification) are in
+ * TASKS, not here.
+ */
 export function listTasks() {
-  return Object.entries(TASKS).map(([task, spec]) => ({
+  return Object.entries(TASKS).filter(([, spec]) => spec.defaultModel !== null).map(([task, spec]) => ({
     task, defaultModel: spec.defaultModel, models: [...spec.models],
     inPackage: spec.models.filter((m) => !spec.notPackaged?.includes(m)),
   }));
