@@ -39,7 +39,9 @@
 // Visual question answering over shapes scenes (co-attention / attention-over-attention): api::VisualQA.
 #include "api/vqa.h"
 
-// Converted Hugging Face models: TextGenerator (hf-gpt2), and register_hf_architectures(), which adds hf-marian to
-// Translator's architectures (the CLI and the converted models' WASM module call it; the shipped modules do not).
+// Converted Hugging Face models: TextGenerator (hf-gpt2); HfTextClassifier, HfFeatureExtractor, HfImageClassifier
+// (hf-bert, hf-distilbert, hf-vit); register_hf_architectures(), which adds hf-marian to Translator's architectures
+// (the CLI and the converted models' WASM module call it; the shipped modules do not).
+#include "api/hf_encoders.h"
 #include "api/hf_generation.h"
 #include "api/translation_models.h"
