@@ -44,6 +44,7 @@
 // Visual question answering over shapes scenes (co-attention / attention-over-attention): api::VisualQA.
 #include "api/vqa.h"
 
-// Converted Hugging Face encoders (BERT, DistilBERT, ViT): text-classification, feature-extraction,
-// image-classification. The shipped WASM modules do not reference them (the HF module will).
+// Converted Hugging Face encoders: HfTextClassifier, HfFeatureExtractor, HfImageClassifier (hf-bert, hf-distilbert,
+// hf-vit). Like TextGenerator and register_hf_architectures() above, only the CLI and the converted models' WASM
+// module use them; the shipped modules do not link them.
 #include "api/hf_encoders.h"

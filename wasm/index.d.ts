@@ -306,7 +306,8 @@ export declare class AttentionMaps implements Iterable<AttentionMap> {
   toJSON(): Array<Omit<AttentionMap, 'data'> & { data: number[] }>;
 }
 
-export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text' | 'visual-question-answering' | 'number-sorting';
+export type TaskName = 'sentiment-analysis' | 'translation' | 'image-to-text' | 'visual-question-answering' | 'number-sorting' |
+  'text-generation' | 'feature-extraction' | 'image-classification';
 /** Aliases pipeline() also accepts. */
 export type TaskAlias = 'text-classification' | 'sentiment' | 'image-captioning' | 'vqa' | 'pointer-sort' | 'sort';
 
@@ -407,6 +408,43 @@ export interface SentimentPipeline extends Pipeline<string | Uint8Array, Sentime
   readonly labels: string[];
   /** The most tokens classified (pipeline option max_tokens, 1..1024, default 256). */
   readonly maxTokens: number;
+  readonly disposed: boolean;
+}
+
+export interface TextGenerationRunOptions {
+  /** The most ids generated after the prompt, 1..4096 (default 20); fewer when eos comes first or the context is full. */
+  max_new_tokens?: number;
+  /** Default false: greedy decoding (sampling is not implemented; true rejects with an Error). */
+  do_sample?: boolean;
+  /** Default true; false leaves `attentions` empty. */
+  output_attentions?: boolean;
+}
+export interface TextGenerationResult {
+  /** The prompt followed by the generated text. */
+  generated_text: string;
+  /** The generated text alone (special tokens skipped). */
+  new_text: string;
+  /** The prompt's ids (bos_token_id for an empty prompt). */
+  prompt_ids: Int32Array;
+  /** The generated ids, eos included when produced. */
+  new_ids: Int32Array;
+  /** The tokens of prompt_ids then new_ids. */
+  tokens: string[];
+  /** 'eos' or 'length'. */
+  stopped: string;
+  /** 'self-attention' [N, N] per layer and head over the N positions fed (causal: zero above the diagonal). */
+  attentions: AttentionMaps;
+}
+/**
+ * Greedy text generation with a converted GPT-2 bundle (config "architecture": "hf-gpt2"), run by the converted
+ * models' module (loaded on first use). Input: text, an Int32Array of token ids, { input_ids: number[] }, or an
+ * array of those. Options given to pipeline() are this pipeline's defaults.
+ */
+export interface TextGenerationPipeline extends Pipeline<string | Int32Array | { input_ids: number[] }, TextGenerationRunOptions, TextGenerationResult> {
+  (input: string | Int32Array | { input_ids: number[] }, options?: TextGenerationRunOptions): Promise<TextGenerationResult>;
+  (input: Array<string | Int32Array | { input_ids: number[] }>, options?: TextGenerationRunOptions): Promise<TextGenerationResult[]>;
+  /** 'hf-gpt2'. */
+  readonly architecture: string;
   readonly disposed: boolean;
 }
 
@@ -736,6 +774,8 @@ export interface PipelineOptions extends LoadOptions {
  * classify.dispose();
  */
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
+/** A converted GPT-2 bundle (npx attnlens convert); there is no bundled text-generation model. */
+export function pipeline(task: 'text-generation', model: ModelRef, options?: PipelineOptions & TextGenerationRunOptions): Promise<TextGenerationPipeline>;
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;
 export function pipeline(task: 'visual-question-answering' | 'vqa', model?: ModelRef, options?: PipelineOptions): Promise<VqaPipeline>;
@@ -755,7 +795,7 @@ export function pipeline(task: 'number-sorting' | 'pointer-sort' | 'sort', model
  * // visual-question-answering shapes-vqa-coattn shapes-vqa-coattn shapes-vqa-aoa
  */
 export function listTasks(): Array<{ task: TaskName; defaultModel: string; models: string[]; inPackage: string[] }>;
-export const TASKS: Readonly<Record<TaskName, { defaultModel: string; models: string[]; notPackaged?: string[] }>>;
+export const TASKS: Readonly<Record<TaskName, { defaultModel: string | null; models: string[]; notPackaged?: string[] }>>;
 
 /** Where bundles are found and how they are cached (global settings). */
 export const env: {

@@ -6,7 +6,7 @@
 //
 // This file only resolves the task and the bundle; each task lives in wasm/pipelines/<task>.js, loaded on first use
 // (a static import() string, so bundlers split it out), and turns the bundle's bytes into an engine object.
-import { init } from './core.js';
+import { init, initHf } from './core.js';
 import { loadBundle, env, withPrecision, missingBundleUrl } from './models.js';
 
 const PACKAGE_MODELS = new URL('../models/', import.meta.url).href;
@@ -40,7 +40,16 @@ export const TASKS = Object.freeze({
     models: ['shapes-vqa-coattn', 'shapes-vqa-aoa'],
     load: async () => (await import('./pipelines/vqa.js')).createVqaPipeline,
   },
+  // Converted Hugging Face models only (wasm/convert/; no bundled model: pass a converted bundle's folder).
+  'text-generation': { defaultModel: null, models: [], load: async () => null },
+  'feature-extraction': { defaultModel: null, models: [], load: async () => null },
+  'image-classification': { defaultModel: null, models: [], load: async () => null },
 });
+
+// The task a converted bundle's config.json names for each task name a caller may give ('text-classification' is
+// the shipped SST-2 models' alias of 'sentiment-analysis' and a converted classifier's own task).
+const HF_TASK_NAMES = { 'sentiment-analysis': 'text-classification', sentiment: 'text-classification', 'text-classification': 'text-classification' };
+const isHfBundle = (bundle) => typeof bundle.config.architecture === 'string' && bundle.config.architecture.startsWith('hf-');
 
 const ALIASES = { 'pointer-sort': 'number-sorting', 'sort': 'number-sorting', 'text-classification': 'sentiment-analysis', 'sentiment': 'sentiment-analysis', 'image-captioning': 'image-to-text', vqa: 'visual-question-answering' };
 
@@ -80,14 +89,30 @@ export async function pipeline(task, model, options = {}) {
   });
   loadFactory.catch(() => {}); // reported below, after the bundle's own checks
   const modelName = model ?? spec.defaultModel;
+  if (modelName === null) {
+    throw new TypeError(`attnlens: the ${name} task has no bundled model: pass a converted bundle (npx attnlens convert)`);
+  }
   const bundle = await loadBundle(modelName, options).catch((err) => {
     throw modelNotFound(name, modelName, options, err) ?? err;
   });
+  if (isHfBundle(bundle)) return serialised(await hfPipeline(HF_TASK_NAMES[task] ?? name, bundle, options, factoryOptions));
   if (typeof bundle.config.task === 'string' && bundle.config.task !== name) {
     throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${name}`);
   }
   const factory = await loadFactory;
   return serialised(await factory(withPrecision(bundle, options.precision), factoryOptions));
+}
+
+/**
+ * The pipeline of a converted Hugging Face bundle (wasm/pipelines/hf.js), run by the converted models' module
+ * (initHf(), loaded on first use; options.wasm.hf: { wasmUrl, jsUrl } where it is not beside this file).
+ */
+async function hfPipeline(task, bundle, options, factoryOptions) {
+  if (bundle.config.task !== task) {
+    throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${task}`);
+  }
+  const [module, { createHfPipeline }] = await Promise.all([initHf(options.wasm?.hf ?? {}), import('./pipelines/hf.js')]);
+  return createHfPipeline(task, withPrecision(bundle, options.precision), factoryOptions, module);
 }
 
 /**
@@ -182,9 +207,13 @@ function serialised(run) {
   return out;
 }
 
-/** Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. */
+/**
+ * Task names and their bundled models, for choosers in apps; inPackage: those the npm tarball carries. The tasks
+ * of converted models only (no bundled model: text-generation, feature-extraction, image-classification) are in
+ * TASKS, not here.
+ */
 export function listTasks() {
-  return Object.entries(TASKS).map(([task, spec]) => ({
+  return Object.entries(TASKS).filter(([, spec]) => spec.defaultModel !== null).map(([task, spec]) => ({
     task, defaultModel: spec.defaultModel, models: [...spec.models],
     inPackage: spec.models.filter((m) => !spec.notPackaged?.includes(m)),
   }));

@@ -17,6 +17,10 @@ const SHELL = [
   '../wasm/pipelines/image.js', '../wasm/pipelines/png.js', '../wasm/pipelines/jpeg.js', '../wasm/pipelines/jpeg-scan.js',
   '../wasm/pipelines/jpeg-pixels.js', '../wasm/pipelines/orientation.js', '../wasm/dist/attnlens.js', '../wasm/dist/attnlens.wasm',
   '../wasm/dist-mt/attnlens-mt.mjs', '../wasm/dist-mt/attnlens-mt.wasm', '../wasm/dist-mt/attnlens-mt.worker.js',
+  '../wasm/pipelines/hf.js', '../wasm/dist/attnlens-hf.js', '../wasm/dist/attnlens-hf.wasm', '../wasm/cli.js',
+  '../wasm/convert/architectures.js', '../wasm/convert/card.js', '../wasm/convert/errors.js', '../wasm/convert/index.js',
+  '../wasm/convert/int8.js', '../wasm/convert/manifest.js', '../wasm/convert/safetensors.js',
+  '../wasm/convert/sentencepiece.js', '../wasm/convert/tokenizer.js', '../wasm/convert/torch-bin.js',
   './examples/shapes-1.png', './examples/shapes-2.png', './examples/dog.jpg',
   './examples/surfer.jpg',
 ];

@@ -119,6 +119,11 @@ OptionValues read_options(const Contract& contract, OptionTime given, const std:
 //   result: [{name, kind, doc, engine}]}].
 const std::vector<const Contract*>& contracts();
 std::string contracts_json();
+// Adds a contract to contracts() (once; a second call with the same contract does nothing): the tasks a separately
+// linked module brings (the converted Hugging Face models' module, wasm/hf/) declare theirs at its start, so that
+// module's contracts() export lists them and the shipped modules' lists stay as they are. Not thread-safe: call it
+// before any thread reads contracts().
+void add_contract(const Contract& contract);
 // One task's contract; Error naming the known ones when there is none.
 const Contract& contract_of(const std::string& task, const std::string& entry = "");
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { pipeline, listTasks, loadBundle, env } from '../../wasm/index.js';
+import { pipeline, listTasks, loadBundle, env, TASKS } from '../../wasm/index.js';
 import { bundleFileNames, resolveModelUrl } from '../../wasm/models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -16,6 +16,9 @@ test('listTasks names every task and a default model for each, and every default
   const tasks = listTasks();
   assert.deepEqual(tasks.map((t) => t.task).sort(), ['image-to-text', 'number-sorting', 'sentiment-analysis', 'translation', 'visual-question-answering']);
   for (const t of tasks) assert.ok(t.models.includes(t.defaultModel), t.task);
+  // The converted models' tasks have no bundled model: in TASKS (defaultModel null), not in listTasks().
+  assert.deepEqual(Object.keys(TASKS).filter((t) => TASKS[t].defaultModel === null).sort(),
+    ['feature-extraction', 'image-classification', 'text-generation']);
   for (const name of ['sst2-selfattn', 'sst2-relation', 'de-en-transformer']) {
     const b = await loadBundle(name);
     assert.equal(typeof b.config.architecture, 'string');
@@ -82,7 +85,8 @@ test('a misspelt task or model name is one Error that suggests the closest names
   const warn = t.mock.method(console, 'warn', () => {});
   await assert.rejects(pipeline('translaton'), (err) => {
     assert.equal(err.message, 'attnlens: unknown task "translaton"; did you mean "translation"? The tasks: sentiment-analysis, ' +
-      'translation, image-to-text, number-sorting, visual-question-answering (aliases: pointer-sort, sort, text-classification, ' +
+      'translation, image-to-text, number-sorting, visual-question-answering, text-generation, feature-extraction, ' +
+      'image-classification (aliases: pointer-sort, sort, text-classification, ' +
       'sentiment, image-captioning, vqa)');
     return true;
   });

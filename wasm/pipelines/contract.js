@@ -8,17 +8,20 @@
 import { getModule } from '../core.js';
 import { checkBool, checkFinite, checkInt, checkOptions, describe } from './input.js';
 
-let parsed = null;
+const parsed = new WeakMap(); // module → its contracts
 
-/** Every contract (parsed once from the module). */
-export function contracts() {
-  if (parsed === null) parsed = JSON.parse(getModule().contracts());
-  return parsed;
+/**
+ * Every contract of `module` (parsed once per module): the shipped module's by default; the converted models'
+ * module (initHf()) lists the HF tasks' contracts too.
+ */
+export function contracts(module = getModule()) {
+  if (!parsed.has(module)) parsed.set(module, JSON.parse(module.contracts()));
+  return parsed.get(module);
 }
 
-/** The contract of `task` (entry '' for the pipeline call, else a method such as 'align'). */
-export function contractOf(task, entry = '') {
-  const c = contracts().find((x) => x.task === task && x.entry === entry);
+/** The contract of `task` (entry '' for the pipeline call, else a method such as 'align') in `module`'s list. */
+export function contractOf(task, entry = '', module = undefined) {
+  const c = contracts(module).find((x) => x.task === task && x.entry === entry);
   if (!c) throw new Error(`attnlens: no contract for ${task}${entry ? `.${entry}` : ''}`);
   return c;
 }

@@ -115,24 +115,29 @@ function inputText(input, what) {
   return toWellFormed(input);
 }
 
+// The tokenizer files the engine reads, by name: the project's BPE (tokenizer.vocab + merges), or a converted
+// MarianMT bundle's (config "tokenizer": {"type": "hf", "file": "tokenizer.json", "vocab": "vocab.json"}).
+function tokenizerFiles(bundle) {
+  const tok = bundle.config.tokenizer ?? {};
+  const names = tok.type === 'hf' ? [tok.file, tok.vocab] : [tok.vocab, tok.merges];
+  if (!names.every((n) => typeof n === 'string')) {
+    throw new Error(`attnlens: translation model ${bundle.name}: config.json has no ` +
+      `${tok.type === 'hf' ? 'tokenizer.file/vocab' : 'tokenizer.vocab/merges'} files`);
+  }
+  return Object.fromEntries(names.map((n) => [n, bundleFile(bundle, n, TASK, { text: true })]));
+}
+
 /**
  * @param {{ name: string, config: object, configText?: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ num_beams?: number, max_new_tokens?: number, output_attentions?: boolean, alpha?: number,
  *           coverage_beta?: number }} [options]
+ * @param {object} [module] the Embind module whose Translator runs it (initHf()'s for converted MarianMT bundles)
  */
-export async function createTranslationPipeline(bundle, options = {}) {
+export async function createTranslationPipeline(bundle, options = {}, module = getModule()) {
   const defaults = { ...checkTranslationOptions(options, `${TASK} pipeline`) };
-  const vocabName = bundle.config.tokenizer?.vocab;
-  const mergesName = bundle.config.tokenizer?.merges;
-  if (typeof vocabName !== 'string' || typeof mergesName !== 'string') {
-    throw new Error(`attnlens: translation model ${bundle.name}: config.json has no tokenizer.vocab/merges files`);
-  }
   const weights = bundleWeights(bundle, TASK);
-  const files = {
-    [vocabName]: bundleFile(bundle, vocabName, TASK, { text: true }),
-    [mergesName]: bundleFile(bundle, mergesName, TASK, { text: true }),
-  };
-  const engine = getModule().Translator.fromBundle(configText(bundle), weights, files, String(bundle.name ?? ''));
+  const files = tokenizerFiles(bundle);
+  const engine = module.Translator.fromBundle(configText(bundle), weights, files, String(bundle.name ?? ''));
   const maxSource = engine.maxSourceTokens();
   // Every sentence of every input goes to the engine in one call: a list is shared among the engine's threads
   // (the threaded module; one thread: in order), and gives exactly what one call per input would.

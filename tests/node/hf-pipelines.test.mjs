@@ -1,0 +1,122 @@
+// Converted Hugging Face bundles through pipeline(): the committed fixtures tests/fixtures/hf/<fixture>/bundle (the
+// converter's output) give the goldens tests/goldens/hf/<fixture>.{json,safetensors} (PyTorch references,
+// models/training/hf/): GPT-2's greedy generations id for id, and every attention
+// map (every layer × head, as AttentionMaps) within the goldens' tolerance (MarianMT: see its test below). Runs on the converted models' module
+// (wasm/dist/attnlens-hf.*, initHf()), which pipeline() loads for any bundle whose architecture starts with "hf-".
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pipeline } from '../../wasm/index.js';
+import { floatValues, parseSafetensors } from '../../wasm/convert/safetensors.js';
+
+const root = new URL('../../', import.meta.url);
+const bundleDir = (name) => fileURLToPath(new URL(`tests/fixtures/hf/${name}/bundle/`, root));
+
+function golden(name) {
+  const json = JSON.parse(readFileSync(new URL(`tests/goldens/hf/${name}.json`, root), 'utf8'));
+  const st = parseSafetensors(new Uint8Array(readFileSync(new URL(`tests/goldens/hf/${name}.safetensors`, root))));
+  const tensor = (key) => {
+    const entry = st.header[key];
+    assert.ok(entry, `golden ${name} lacks ${key}`);
+    return { shape: entry.shape, data: floatValues(entry, st.data) };
+  };
+  return { json, tensor };
+}
+
+// Every head of golden `key` ([heads, rows, cols]) against the pipeline's map `kind` of that layer, within `tol`.
+function assertLayerMaps(maps, kind, layer, g, tol, what) {
+  const [heads, rows, cols] = g.shape;
+  for (let h = 0; h < heads; h++) {
+    const m = maps.get(kind, { layer, head: h });
+    assert.ok(m, `${what}: no ${kind} map for layer ${layer} head ${h}`);
+    assert.deepEqual(m.dims, [rows, cols], `${what}: ${kind} layer ${layer} head ${h} dims`);
+    let worst = 0;
+    for (let i = 0; i < rows * cols; i++) worst = Math.max(worst, Math.abs(m.data[i] - g.data[h * rows * cols + i]));
+    assert.ok(worst <= tol, `${what}: ${kind} layer ${layer} head ${h} differs by ${worst} (tolerance ${tol})`);
+  }
+}
+
+for (const name of ['gpt2-tiny', 'gpt2-small']) {
+  test(`text-generation ${name}: greedy ids and every attention map equal the PyTorch goldens`, async () => {
+    const { json, tensor } = golden(name);
+    const generate = await pipeline('text-generation', bundleDir(name));
+    try {
+      const hf = generate.config.hf_config;
+      assert.equal(generate.task, 'text-generation');
+      for (const g of json.generations) {
+        const out = await generate(Int32Array.from(g.prompt_ids), { max_new_tokens: g.max_new_tokens });
+        assert.deepEqual(Array.from(out.prompt_ids), g.prompt_ids);
+        assert.deepEqual(Array.from(out.new_ids), g.output_ids, `${name}: greedy ids after ${g.prompt_ids}`);
+        assert.equal(typeof out.generated_text, 'string');
+      }
+      for (const [c, kase] of json.cases.entries()) {
+        // One new id: the maps cover exactly the prompt, as the goldens' full forward of the same ids.
+        const out = await generate({ input_ids: kase.input_ids }, { max_new_tokens: 1 });
+        assert.equal(out.attentions.length, hf.n_layer * hf.n_head, `${name}: one map per layer × head`);
+        for (let l = 0; l < hf.n_layer; l++) {
+          assertLayerMaps(out.attentions, 'self-attention', l, tensor(`case${c}/attention.${l}`), json.tolerance.abs,
+            `${name} case ${c}`);
+        }
+        const quiet = await generate({ input_ids: kase.input_ids }, { max_new_tokens: 1, output_attentions: false });
+        assert.equal(quiet.attentions.length, 0);
+      }
+      // Text in: the bundle's byte-level BPE; the generated text starts with the prompt.
+      const text = await generate('hello world', { max_new_tokens: 3 });
+      assert.ok(text.generated_text.startsWith('hello world'), text.generated_text);
+      assert.ok(text.new_ids.length >= 1 && text.new_ids.length <= 3);
+      await assert.rejects(generate('x', { max_new_tokens: 0 }), RangeError);
+      await assert.rejects(generate('x', { temperature: 1 }), TypeError);
+      await assert.rejects(generate(42), TypeError);
+      await assert.rejects(generate('x', { do_sample: true }), /do_sample/);
+    } finally {
+      generate.dispose();
+    }
+  });
+}
+
+// MarianMT: the goldens are on random ids, which do not come back from any text through the tokenizer (a piece
+// without ▁ at a word start, …), so the pipeline, which takes text, is checked here for what text allows: the
+// translation module's contract over the converted bundle — every map of every layer × head with its dims, rows
+// summing to 1, causal decoder maps, greedy decoding equal to forced decoding of its own output. Id and map parity
+// with PyTorch is tests/cpp/test_model_hf_decoders.cpp's (the same engine code, natively and in the WASM ctest).
+for (const name of ['marian-tiny', 'marian-small']) {
+  test(`translation ${name} (converted MarianMT): every map of every layer × head, greedy = forced decoding`, async () => {
+    const translate = await pipeline('translation', bundleDir(name));
+    try {
+      const hf = translate.config.hf_config;
+      const out = await translate('▁Spiel outdoor stand who old Holz', { num_beams: 1, max_new_tokens: 12 });
+      const S = out.source_ids.length;
+      const T = out.target_ids.length;
+      assert.ok(S > 1 && T >= 1 && T <= 12, `${name}: ${S} source, ${T} target ids`);
+      assert.equal(out.attentions.length, hf.encoder_layers * hf.encoder_attention_heads +
+        2 * hf.decoder_layers * hf.decoder_attention_heads);
+      const dims = { encoder_self: [S, S], decoder_self: [T, T], cross: [T, S] };
+      for (const m of out.attentions) {
+        assert.deepEqual(m.dims, dims[m.name], `${name}: ${m.name} ${m.layer}/${m.head}`);
+        for (let r = 0; r < m.dims[0]; r++) {
+          const row = m.data.subarray(r * m.dims[1], (r + 1) * m.dims[1]);
+          assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4, `${name}: ${m.name} row ${r} sums to 1`);
+          if (m.name === 'decoder_self') assert.ok(row.subarray(r + 1).every((v) => v === 0), 'causal');
+        }
+      }
+      // Forced decoding of the greedy output's own ids (through its pieces) gives the same maps.
+      const forced = await translate.align('▁Spiel outdoor stand who old Holz', out.text);
+      if (forced.target_ids.join() === out.target_ids.join()) {
+        for (const m of out.attentions) {
+          const f = forced.attentions.get(m.name, { layer: m.layer, head: m.head });
+          const worst = m.data.reduce((w, v, i) => Math.max(w, Math.abs(v - f.data[i])), 0);
+          assert.ok(worst < 1e-4, `${name}: ${m.name} ${m.layer}/${m.head} greedy vs forced differ by ${worst}`);
+        }
+      }
+    } finally {
+      translate.dispose();
+    }
+  });
+}
+
+test('converted bundles: the wrong task, and tasks not run yet, are clear errors', async () => {
+  await assert.rejects(pipeline('translation', bundleDir('gpt2-tiny')), /is a text-generation model, not translation/);
+  await assert.rejects(pipeline('text-generation', bundleDir('marian-tiny')), /is a translation model, not text-generation/);
+  await assert.rejects(pipeline('text-generation'), /no bundled model/);
+});
