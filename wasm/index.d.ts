@@ -448,6 +448,72 @@ export interface TextGenerationPipeline extends Pipeline<string | Int32Array | {
   readonly disposed: boolean;
 }
 
+export interface HfEncoderRunOptions {
+  /** Default true; false leaves `attentions` empty. */
+  output_attentions?: boolean;
+}
+export interface TextClassificationResult {
+  /** The most probable label (the first on a tie). */
+  label: string;
+  /** Its probability (softmax over the labels; one label: sigmoid). */
+  score: number;
+  /** Every label with its probability, most probable first. */
+  scores: Array<{ label: string; score: number }>;
+  /** The classifier's logits, one per label in the model's order. */
+  logits: Float32Array;
+  /** The ids the model saw, special tokens included (image-classification: empty). */
+  ids: Int32Array;
+  /** The tokens of `ids`. */
+  tokens: string[];
+  /** 'self-attention' per layer and head, [T, T] (ViT: [N + 1, N + 1] over the CLS token and the patches). */
+  attentions: AttentionMaps;
+}
+export interface FeatureExtractionResult {
+  /** The last hidden state, row-major [T, d]. */
+  features: Float32Array;
+  /** [T, d]. */
+  dims: Int32Array;
+  /** The pooled vector [d]; empty when the model has no pooler. */
+  pooled: Float32Array;
+  /** The ids the model saw, special tokens included. */
+  ids: Int32Array;
+  /** The tokens of `ids`. */
+  tokens: string[];
+  /** 'self-attention' per layer and head, [T, T]. */
+  attentions: AttentionMaps;
+}
+/**
+ * A converted BERT or DistilBERT classifier (config "architecture": "hf-bert" | "hf-distilbert", task
+ * "text-classification"), run by the converted models' module. Input: text, an Int32Array of token ids,
+ * { input_ids: number[] }, or an array of those. `pipeline('text-classification', convertedBundle)` returns this
+ * pipeline (the overload's type names the SST-2 pipeline the same task name gives for the bundled models).
+ */
+export interface TextClassificationPipeline extends Pipeline<string | Int32Array | { input_ids: number[] }, HfEncoderRunOptions, TextClassificationResult> {
+  (input: string | Int32Array | { input_ids: number[] }, options?: HfEncoderRunOptions): Promise<TextClassificationResult>;
+  (input: Array<string | Int32Array | { input_ids: number[] }>, options?: HfEncoderRunOptions): Promise<TextClassificationResult[]>;
+  /** 'hf-bert' or 'hf-distilbert'. */
+  readonly architecture: string;
+  readonly labels: string[];
+  readonly disposed: boolean;
+}
+/** The last hidden state of a converted BERT or DistilBERT bundle (any head), input as TextClassificationPipeline's. */
+export interface FeatureExtractionPipeline extends Pipeline<string | Int32Array | { input_ids: number[] }, HfEncoderRunOptions, FeatureExtractionResult> {
+  (input: string | Int32Array | { input_ids: number[] }, options?: HfEncoderRunOptions): Promise<FeatureExtractionResult>;
+  (input: Array<string | Int32Array | { input_ids: number[] }>, options?: HfEncoderRunOptions): Promise<FeatureExtractionResult[]>;
+  /** 'hf-bert' or 'hf-distilbert'. */
+  readonly architecture: string;
+  readonly disposed: boolean;
+}
+/** A converted ViT classifier (config "architecture": "hf-vit"); input: an image as image-to-text takes it. */
+export interface ImageClassificationPipeline extends Pipeline<ImageSource, HfEncoderRunOptions, TextClassificationResult> {
+  (input: ImageSource, options?: HfEncoderRunOptions): Promise<TextClassificationResult>;
+  (input: ImageSource[], options?: HfEncoderRunOptions): Promise<TextClassificationResult[]>;
+  /** 'hf-vit'. */
+  readonly architecture: string;
+  readonly labels: string[];
+  readonly disposed: boolean;
+}
+
 export interface TranslationResult {
   text: string;
   source_tokens: string[];
@@ -776,6 +842,10 @@ export interface PipelineOptions extends LoadOptions {
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
 /** A converted GPT-2 bundle (npx attnlens convert); there is no bundled text-generation model. */
 export function pipeline(task: 'text-generation', model: ModelRef, options?: PipelineOptions & TextGenerationRunOptions): Promise<TextGenerationPipeline>;
+/** A converted BERT or DistilBERT bundle (any head). */
+export function pipeline(task: 'feature-extraction', model: ModelRef, options?: PipelineOptions & HfEncoderRunOptions): Promise<FeatureExtractionPipeline>;
+/** A converted ViT classifier bundle. */
+export function pipeline(task: 'image-classification', model: ModelRef, options?: PipelineOptions & HfEncoderRunOptions): Promise<ImageClassificationPipeline>;
 export function pipeline(task: 'translation', model?: ModelRef, options?: PipelineOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'image-to-text' | 'image-captioning', model?: ModelRef, options?: PipelineOptions): Promise<CaptioningPipeline>;
 export function pipeline(task: 'visual-question-answering' | 'vqa', model?: ModelRef, options?: PipelineOptions): Promise<VqaPipeline>;

@@ -108,7 +108,9 @@ export async function pipeline(task, model, options = {}) {
  * (initHf(), loaded on first use; options.wasm.hf: { wasmUrl, jsUrl } where it is not beside this file).
  */
 async function hfPipeline(task, bundle, options, factoryOptions) {
-  if (bundle.config.task !== task) {
+  // Any converted BERT or DistilBERT bundle also gives features (its classification head, if any, is not used).
+  const features = task === 'feature-extraction' && ['hf-bert', 'hf-distilbert'].includes(bundle.config.architecture);
+  if (bundle.config.task !== task && !features) {
     throw new Error(`attnlens: model "${bundle.name}" is a ${bundle.config.task} model, not ${task}`);
   }
   const [module, { createHfPipeline }] = await Promise.all([initHf(options.wasm?.hf ?? {}), import('./pipelines/hf.js')]);

@@ -150,6 +150,13 @@ std::unique_ptr<HfTextClassifier> HfTextClassifier::load(const std::string& dir)
   return from_bundle(io::Bundle::load(dir));
 }
 
+std::unique_ptr<HfTextClassifier> HfTextClassifier::from_memory(const std::string& config_json,
+                                                        std::vector<std::uint8_t> weights,
+                                                        std::map<std::string, std::string> files,
+                                                        const std::string& name) {
+  return from_bundle(io::Bundle::from_memory(config_json, std::move(weights), std::move(files), name));
+}
+
 std::unique_ptr<HfTextClassifier> HfTextClassifier::from_bundle(const io::Bundle& bundle) {
   const io::Bundle b = checked(bundle, "text-classification", kTextArchitectures);
   return std::unique_ptr<HfTextClassifier>(new HfTextClassifier(std::make_unique<Impl>(b)));
@@ -181,6 +188,13 @@ HfFeatureExtractor::~HfFeatureExtractor() = default;
 
 std::unique_ptr<HfFeatureExtractor> HfFeatureExtractor::load(const std::string& dir) {
   return from_bundle(io::Bundle::load(dir));
+}
+
+std::unique_ptr<HfFeatureExtractor> HfFeatureExtractor::from_memory(const std::string& config_json,
+                                                        std::vector<std::uint8_t> weights,
+                                                        std::map<std::string, std::string> files,
+                                                        const std::string& name) {
+  return from_bundle(io::Bundle::from_memory(config_json, std::move(weights), std::move(files), name));
 }
 
 std::unique_ptr<HfFeatureExtractor> HfFeatureExtractor::from_bundle(const io::Bundle& bundle) {
@@ -240,6 +254,13 @@ HfImageClassifier::~HfImageClassifier() = default;
 
 std::unique_ptr<HfImageClassifier> HfImageClassifier::load(const std::string& dir) {
   return from_bundle(io::Bundle::load(dir));
+}
+
+std::unique_ptr<HfImageClassifier> HfImageClassifier::from_memory(const std::string& config_json,
+                                                        std::vector<std::uint8_t> weights,
+                                                        std::map<std::string, std::string> files,
+                                                        const std::string& name) {
+  return from_bundle(io::Bundle::from_memory(config_json, std::move(weights), std::move(files), name));
 }
 
 std::unique_ptr<HfImageClassifier> HfImageClassifier::from_bundle(const io::Bundle& bundle) {

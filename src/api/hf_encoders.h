@@ -89,6 +89,10 @@ class HfTextClassifier {
  public:
   static std::unique_ptr<HfTextClassifier> load(const std::string& dir);
   static std::unique_ptr<HfTextClassifier> from_bundle(const io::Bundle& bundle);
+  // From the same files as bytes (the WASM build): config.json text, the weights file, other files by name.
+  static std::unique_ptr<HfTextClassifier> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                  std::map<std::string, std::string> files,
+                                                  const std::string& name = "<memory>");
   ~HfTextClassifier();
   HfClassificationResult classify(const std::string& text, const HfEncoderParams& params = {}) const;
   HfClassificationResult classify_ids(const std::vector<int>& ids, const HfEncoderParams& params = {}) const;
@@ -105,6 +109,10 @@ class HfFeatureExtractor {
  public:
   static std::unique_ptr<HfFeatureExtractor> load(const std::string& dir);
   static std::unique_ptr<HfFeatureExtractor> from_bundle(const io::Bundle& bundle);
+  // From the same files as bytes (the WASM build): config.json text, the weights file, other files by name.
+  static std::unique_ptr<HfFeatureExtractor> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                  std::map<std::string, std::string> files,
+                                                  const std::string& name = "<memory>");
   ~HfFeatureExtractor();
   HfFeatureResult extract(const std::string& text, const HfEncoderParams& params = {}) const;
   HfFeatureResult extract_ids(const std::vector<int>& ids, const HfEncoderParams& params = {}) const;
@@ -120,6 +128,10 @@ class HfImageClassifier {
  public:
   static std::unique_ptr<HfImageClassifier> load(const std::string& dir);
   static std::unique_ptr<HfImageClassifier> from_bundle(const io::Bundle& bundle);
+  // From the same files as bytes (the WASM build): config.json text, the weights file, other files by name.
+  static std::unique_ptr<HfImageClassifier> from_memory(const std::string& config_json, std::vector<std::uint8_t> weights,
+                                                  std::map<std::string, std::string> files,
+                                                  const std::string& name = "<memory>");
   ~HfImageClassifier();
   // pixels: height rows of width·channels bytes (channels 1, 3 or 4).
   HfClassificationResult classify(const std::uint8_t* pixels, std::size_t size, std::size_t width,

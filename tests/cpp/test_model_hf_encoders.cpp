@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -308,8 +309,10 @@ TEST_CASE("image-classification: ViTImageProcessor's pixel values, then softmax 
   std::vector<float> expected(3 * 16 * 16);
   for (std::size_t p = 0; p < 16 * 16; ++p)
     for (std::size_t c = 0; c < 3; ++c) expected[c * 256 + p] = (rgb[p * 3 + c] / 255.0f - 0.5f) / 0.5f;
-  for (const auto& [pixels, side, channels] :
-       {std::tuple{&rgb, 16, 3}, std::tuple{&rgba, 16, 4}, std::tuple{&big, 32, 3}}) {
+  for (const auto& image : {std::tuple{&rgb, 16, 3}, std::tuple{&rgba, 16, 4}, std::tuple{&big, 32, 3}}) {
+    // Named copies, not structured bindings: CAPTURE's lambda may not capture those in C++17 (clang refuses).
+    const auto* pixels = std::get<0>(image);
+    const int side = std::get<1>(image), channels = std::get<2>(image);
     CAPTURE(side);
     CAPTURE(channels);
     const auto values = clf->pixel_values(pixels->data(), pixels->size(), side, side, channels);
@@ -361,4 +364,38 @@ TEST_CASE("hf encoder tasks: each result lists exactly the fields its contract d
   CHECK(api::field_names(classification) == declared(api::hf_image_classification_contract()));
   CHECK(api::field_names(features) == declared(api::hf_feature_extraction_contract()));
   CHECK(api::field_names(api::LabelScore{}) == std::vector<std::string>{"label", "score"});
+}
+
+TEST_CASE("hf encoder tasks: from_memory (the WASM path) gives what load() gives") {
+  const auto files_of = [](const std::string& dir, const std::vector<std::string>& names) {
+    std::map<std::string, std::string> files;
+    for (const auto& n : names) files[n] = read_file(dir + "/" + n);
+    return files;
+  };
+  const auto weights_of = [](const std::string& dir) {
+    const std::string w = read_file(dir + "/weights.safetensors");
+    return std::vector<std::uint8_t>(w.begin(), w.end());
+  };
+  const std::string text_dir = bundle_dir("bert-tiny");
+  const auto clf = attnlens::api::HfTextClassifier::from_memory(
+      read_file(text_dir + "/config.json"), weights_of(text_dir), files_of(text_dir, {"tokenizer.json"}), "bert-tiny");
+  const auto a = clf->classify("A fine film");
+  const auto b = attnlens::api::HfTextClassifier::load(text_dir)->classify("A fine film");
+  CHECK(a.ids == b.ids);
+  CHECK(a.logits == b.logits);
+  const std::string fx_dir = bundle_dir("distilbert-small");
+  const auto fx = attnlens::api::HfFeatureExtractor::from_memory(read_file(fx_dir + "/config.json"),
+                                                                  weights_of(fx_dir),
+                                                                  files_of(fx_dir, {"tokenizer.json"}));
+  CHECK(fx->extract("Hello").features == attnlens::api::HfFeatureExtractor::load(fx_dir)->extract("Hello").features);
+  const std::string vit_dir = bundle_dir("vit-tiny");
+  const auto img = attnlens::api::HfImageClassifier::from_memory(read_file(vit_dir + "/config.json"),
+                                                                  weights_of(vit_dir), {});
+  std::vector<std::uint8_t> rgb(16 * 16 * 3, 7);
+  CHECK(img->classify(rgb.data(), rgb.size(), 16, 16, 3).logits ==
+        attnlens::api::HfImageClassifier::load(vit_dir)->classify(rgb.data(), rgb.size(), 16, 16, 3).logits);
+  // Missing tokenizer file: an Error naming it.
+  CHECK_THROWS_WITH_AS(attnlens::api::HfTextClassifier::from_memory(read_file(text_dir + "/config.json"),
+                                                                    weights_of(text_dir), {}, "bert-tiny"),
+                       doctest::Contains("tokenizer.json"), attnlens::Error);
 }

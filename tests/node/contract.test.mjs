@@ -22,8 +22,11 @@ const PUBLISHED = {
   'translation/align': { result: 'TranslationResult', call: 'TranslationRunOptions', creation: 'PipelineOptions' },
   // The converted models' module (initHf()) only.
   'text-generation/': { result: 'TextGenerationResult', call: 'TextGenerationRunOptions', creation: 'PipelineOptions' },
+  'text-classification/': { result: 'TextClassificationResult', call: 'HfEncoderRunOptions', creation: 'PipelineOptions' },
+  'feature-extraction/': { result: 'FeatureExtractionResult', call: 'HfEncoderRunOptions', creation: 'PipelineOptions' },
+  'image-classification/': { result: 'TextClassificationResult', call: 'HfEncoderRunOptions', creation: 'PipelineOptions' },
 };
-const HF_ONLY = ['text-generation/'];
+const HF_ONLY = ['text-generation/', 'text-classification/', 'feature-extraction/', 'image-classification/'];
 
 /** The members of `export interface name` as { name → { doc, type } } (doc: the /** … *\/ comment before it). */
 function members(name) {

@@ -1,7 +1,8 @@
 // Converted Hugging Face bundles through pipeline(): the committed fixtures tests/fixtures/hf/<fixture>/bundle (the
 // converter's output) give the goldens tests/goldens/hf/<fixture>.{json,safetensors} (PyTorch references,
-// models/training/hf/): GPT-2's greedy generations id for id, and every attention
-// map (every layer × head, as AttentionMaps) within the goldens' tolerance (MarianMT: see its test below). Runs on the converted models' module
+// models/training/hf/): GPT-2's greedy generations id for id; BERT's and DistilBERT's logits or last hidden state;
+// every attention map (every layer × head, as AttentionMaps) within the goldens' tolerance (MarianMT and ViT: see
+// their tests below). Runs on the converted models' module
 // (wasm/dist/attnlens-hf.*, initHf()), which pipeline() loads for any bundle whose architecture starts with "hf-".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -119,4 +120,99 @@ test('converted bundles: the wrong task, and tasks not run yet, are clear errors
   await assert.rejects(pipeline('translation', bundleDir('gpt2-tiny')), /is a text-generation model, not translation/);
   await assert.rejects(pipeline('text-generation', bundleDir('marian-tiny')), /is a translation model, not text-generation/);
   await assert.rejects(pipeline('text-generation'), /no bundled model/);
+});
+
+// Largest |a − b| over two equal-length arrays.
+const maxDiff = (a, b) => {
+  assert.equal(a.length, b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+};
+const layersOf = (hf) => hf.num_hidden_layers ?? hf.n_layers;
+const headsOf = (hf) => hf.num_attention_heads ?? hf.n_heads;
+
+// BERT and DistilBERT: the goldens' ids in, logits (classifiers) or the last hidden state (base models) and every
+// layer × head map out, equal to PyTorch's within the goldens' tolerance.
+for (const name of ['bert-tiny', 'bert-small', 'distilbert-tiny', 'distilbert-small']) {
+  test(`${name}: the encoder pipeline's outputs and every attention map equal the PyTorch goldens`, async () => {
+    const { json, tensor } = golden(name);
+    const classifier = json.labels !== undefined;
+    const run = await pipeline(classifier ? 'text-classification' : 'feature-extraction', bundleDir(name));
+    try {
+      const hf = run.config.hf_config;
+      if (classifier) assert.deepEqual(run.labels, json.labels);
+      for (const [c, kase] of json.cases.entries()) {
+        const out = await run({ input_ids: kase.input_ids });
+        assert.deepEqual(Array.from(out.ids), kase.input_ids);
+        if (classifier) {
+          const logits = tensor(`case${c}/logits`).data;
+          assert.ok(maxDiff(out.logits, logits) <= json.tolerance.abs, `${name} case ${c}: logits`);
+          const best = logits.indexOf(Math.max(...logits));
+          assert.equal(out.label, json.labels[best]);
+          assert.equal(out.scores.length, json.labels.length);
+          assert.ok(Math.abs(out.scores.reduce((s, x) => s + x.score, 0) - 1) < 1e-6);
+        } else {
+          const g = tensor(`case${c}/last_hidden_state`);
+          assert.deepEqual(Array.from(out.dims), g.shape);
+          assert.ok(maxDiff(out.features, g.data) <= json.tolerance.abs, `${name} case ${c}: last hidden state`);
+        }
+        assert.equal(out.attentions.length, layersOf(hf) * headsOf(hf), `${name}: one map per layer × head`);
+        for (let l = 0; l < layersOf(hf); l++) {
+          assertLayerMaps(out.attentions, 'self-attention', l, tensor(`case${c}/attention.${l}`), json.tolerance.abs,
+            `${name} case ${c}`);
+        }
+      }
+      // Text in: the bundle's WordPiece tokenizer ([CLS] … [SEP]); output_attentions false leaves the maps out.
+      const text = await run('a fine film', { output_attentions: false });
+      assert.ok(text.tokens.length >= 3 && text.ids.length === text.tokens.length, text.tokens.join(' '));
+      assert.equal(text.attentions.length, 0);
+      const both = await run(['a fine film', { input_ids: Array.from(text.ids) }]);
+      assert.equal(both.length, 2);
+      assert.deepEqual(Array.from(both[1].ids), Array.from(text.ids));
+      await assert.rejects(run(42), TypeError);
+      await assert.rejects(run('x', { num_beams: 2 }), TypeError);
+    } finally {
+      run.dispose();
+    }
+  });
+}
+
+// ViT: the goldens start from pixel values, which no 8-bit image reproduces exactly, so the pipeline is checked
+// for what an image allows (the engine's parity with PyTorch is tests/cpp/test_model_hf_encoders.cpp): one map per
+// layer × head of [N + 1, N + 1] whose rows sum to 1, probabilities that sum to 1 with the label of the largest
+// logit, the same logits on a second call.
+test('vit-tiny: image-classification over an image, every layer × head map', async () => {
+  const classify = await pipeline('image-classification', bundleDir('vit-tiny'));
+  try {
+    const hf = classify.config.hf_config;
+    const side = hf.image_size;
+    const patches = (side / hf.patch_size) ** 2;
+    const data = new Uint8Array(side * side * 4);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 37 + 11) % 256;
+    for (let i = 3; i < data.length; i += 4) data[i] = 255;
+    const out = await classify({ data, width: side, height: side, channels: 4 });
+    assert.deepEqual(classify.labels, classify.config.labels);
+    assert.equal(out.logits.length, classify.labels.length);
+    assert.equal(out.label, classify.labels[out.logits.indexOf(Math.max(...out.logits))]);
+    assert.ok(Math.abs(out.scores.reduce((s, x) => s + x.score, 0) - 1) < 1e-6);
+    assert.equal(out.attentions.length, layersOf(hf) * headsOf(hf));
+    for (const m of out.attentions) {
+      assert.deepEqual(m.dims, [patches + 1, patches + 1]);
+      for (let r = 0; r < patches + 1; r++) {
+        let sum = 0;
+        for (let j = 0; j < patches + 1; j++) sum += m.data[r * (patches + 1) + j];
+        assert.ok(Math.abs(sum - 1) < 1e-5, `row ${r} sums to ${sum}`);
+      }
+    }
+    const again = await classify({ data, width: side, height: side, channels: 4 }, { output_attentions: false });
+    assert.deepEqual(Array.from(again.logits), Array.from(out.logits));
+    assert.equal(again.attentions.length, 0);
+    await assert.rejects(classify('no such file.png'), /image-classification/);
+  } finally {
+    classify.dispose();
+  }
+  // A base ViT (no head) is not an image classifier; features of ViT are not a pipeline yet.
+  await assert.rejects(pipeline('image-classification', bundleDir('vit-small')), /feature-extraction model/);
+  await assert.rejects(pipeline('feature-extraction', bundleDir('vit-small')), /hf-bert, hf-distilbert/);
 });

@@ -11,21 +11,37 @@
 //   const translate = await pipeline('translation', './opus-mt-de-en/');  // a converted MarianMT bundle: the
 //   // 'translation' pipeline itself (wasm/pipelines/translation.js) over this module's Translator
 //
-// Tasks: 'text-generation' (hf-gpt2; greedy decoding as generate(do_sample=False), api/hf_generation.h) and
-// 'translation' (hf-marian). The encoders' tasks ('text-classification', 'feature-extraction',
-// 'image-classification'; hf-bert, hf-distilbert, hf-vit) are refused with an Error saying so until the engine's
-// api binds them. Options are the engine's contract (contract.js): unknown names are TypeErrors, bad values
+//   const classify = await pipeline('text-classification', './my-distilbert/');  // hf-bert / hf-distilbert
+//   await classify('a fine film');  // { label, score, scores: [{ label, score }, …], logits, ids, tokens, attentions }
+//   const embed = await pipeline('feature-extraction', './my-bert/');  // { features [T·d], dims [T, d], pooled, … }
+//   const see = await pipeline('image-classification', './my-vit/');   // an image as every image pipeline takes it
+//
+// Tasks: 'text-generation' (hf-gpt2; greedy decoding as generate(do_sample=False), api/hf_generation.h),
+// 'translation' (hf-marian), 'text-classification' and 'feature-extraction' (hf-bert, hf-distilbert) and
+// 'image-classification' (hf-vit) (api/hf_encoders.h). Text tasks take a string or token ids (an Int32Array or
+// { input_ids }). Options are the engine's contract (contract.js): unknown names are TypeErrors, bad values
 // TypeErrors or RangeErrors naming the option.
 import { describe, toWellFormed } from './input.js';
 import { bundleFile, bundleWeights, configText, createPipeline } from './base.js';
 import { checkContractOptions, contractOf, engineJson } from './contract.js';
 import { createTranslationPipeline } from './translation.js';
+import { toPixels } from './image.js';
 import { AttentionMaps } from '../trace.js';
 
 // What each converted architecture's task runs as; the task name a bundle's config.json declares.
 const FACTORIES = {
   'text-generation': { architectures: ['hf-gpt2'], create: createTextGenerationPipeline },
   translation: { architectures: ['hf-marian'], create: (bundle, options, module) => createTranslationPipeline(bundle, options, module) },
+  'text-classification': { architectures: ['hf-bert', 'hf-distilbert'], create: (b, o, m) => createEncoderPipeline('text-classification', b, o, m) },
+  'feature-extraction': { architectures: ['hf-bert', 'hf-distilbert'], create: (b, o, m) => createEncoderPipeline('feature-extraction', b, o, m) },
+  'image-classification': { architectures: ['hf-vit'], create: (b, o, m) => createEncoderPipeline('image-classification', b, o, m) },
+};
+
+// The engine class and its methods behind each encoder task (wasm/hf/bindings_hf.cpp).
+const ENCODERS = {
+  'text-classification': { cls: 'HfTextClassifier', text: 'classify', ids: 'classifyIds' },
+  'feature-extraction': { cls: 'HfFeatureExtractor', text: 'extract', ids: 'extractIds' },
+  'image-classification': { cls: 'HfImageClassifier', image: 'classify' },
 };
 
 /** The tasks a converted bundle can run as here (pipeline.js lists them). */
@@ -99,5 +115,44 @@ async function createTextGenerationPipeline(bundle, options, module) {
   return createPipeline({
     task: TASK, bundle, engine, call,
     fields: () => ({ architecture: bundle.config.architecture }),
+  });
+}
+
+/**
+ * The encoders' tasks over converted BERT, DistilBERT (text) and ViT (image) bundles: one forward per input, every
+ * layer × head map. Options (output_attentions) at creation become defaults; per call they override them.
+ */
+async function createEncoderPipeline(task, bundle, options, module) {
+  const contract = contractOf(task, '', module);
+  const defaults = checkContractOptions(contract, options, 'any', `${task} pipeline`);
+  const spec = ENCODERS[task];
+  const files = spec.image ? {} : hfTokenizerFiles(bundle, task);
+  const engine = module[spec.cls].fromBundle(configText(bundle), bundleWeights(bundle, task), files,
+    String(bundle.name ?? ''));
+  const labels = spec.cls === 'HfFeatureExtractor' ? undefined : [...engine.labels()];
+  const run = async (live, input, o, what) => {
+    const json = engineJson(contract, o);
+    let r;
+    if (spec.image) {
+      const px = await toPixels(input, task);
+      r = live()[spec.image](px.data, px.width, px.height, px.channels, json);
+    } else {
+      const prompt = promptOf(input, what);
+      r = prompt.text !== undefined ? live()[spec.text](prompt.text, json) : live()[spec.ids](prompt.ids, json);
+    }
+    return { ...r, attentions: new AttentionMaps((o.output_attentions ?? true) ? r.attentions : undefined) };
+  };
+  const call = async (live, input, runOptions = {}) => {
+    const o = { ...defaults, ...checkContractOptions(contract, runOptions, 'call', task) };
+    if (Array.isArray(input)) {
+      const out = [];
+      for (const [i, x] of input.entries()) out.push(await run(live, x, o, `${task} input [${i}]`));
+      return out;
+    }
+    return run(live, input, o, `${task} input`);
+  };
+  return createPipeline({
+    task, bundle, engine, call,
+    fields: () => ({ architecture: bundle.config.architecture, ...(labels ? { labels } : {}) }),
   });
 }
