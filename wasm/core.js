@@ -202,8 +202,16 @@ export function initHf(options = {}) {
     hfPromise = (async () => {
       const wasmUrl = options.wasmUrl === undefined ? HF_WASM_URL : toUrl(options.wasmUrl);
       const jsUrl = options.jsUrl === undefined ? HF_JS_URL : toUrl(options.jsUrl);
-      const binary = await readWasmBinary(wasmUrl);
-      const { default: create } = await import(/* @vite-ignore */ /* webpackIgnore: true */ jsUrl.href);
+      let binary, create;
+      try {
+        binary = await readWasmBinary(wasmUrl);
+        ({ default: create } = await import(/* @vite-ignore */ /* webpackIgnore: true */ jsUrl.href));
+      } catch (err) {
+        throw new Error('attnlens: converted models run on a second WebAssembly module (attnlens-hf), which the npm ' +
+          'package does not carry yet (it would take the tarball over its 25 MB budget): use a checkout of the ' +
+          'repository (`npm run build:wasm` builds it), or pass pipeline(task, bundle, { wasm: { hf: { wasmUrl, jsUrl } } }) ' +
+          `(${err.message})`);
+      }
       const printErr = (text) => console.error(`attnlens: ${text}`);
       const m = await create({ wasmBinary: binary, printErr, print: printErr });
       throwRecordedErrors(m);

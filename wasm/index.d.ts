@@ -836,7 +836,7 @@ export interface PipelineOptions extends LoadOptions {
  * console.log(classify.model, out.label, out.tokens);
  * // sst2-selfattn POSITIVE [ 'a', 'gorgeous', ',', 'witty', 'film' ]
  * try { await pipeline('sentiment-analysys'); } catch (e) { console.log(e.message); }
- * // attnlens: unknown task "sentiment-analysys"; did you mean "sentiment-analysis"? The tasks: sentiment-analysis, translation, image-to-text, number-sorting, visual-question-answering (aliases: pointer-sort, sort, text-classification, sentiment, image-captioning, vqa)
+ * // attnlens: unknown task "sentiment-analysys"; did you mean "sentiment-analysis"? The tasks: sentiment-analysis, translation, image-to-text, number-sorting, visual-question-answering, text-generation, feature-extraction, image-classification (aliases: pointer-sort, sort, text-classification, sentiment, image-captioning, vqa)
  * classify.dispose();
  */
 export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
