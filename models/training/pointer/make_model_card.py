@@ -3,7 +3,8 @@ the PyTorch curve (evaluate.py), the bundle's config and the training log.
 
   /usr/bin/python3 models/training/pointer/make_model_card.py --bundle models/pointer-sort \
       --engine models/training/pointer/eval_engine.json --torch models/training/pointer/eval_torch.json \
-      --log models/training/pointer/runs/main/log.jsonl
+      --log models/training/pointer/runs/main/log.jsonl [--engine-int8 models/training/pointer/eval_engine_int8.json]
+With --engine-int8 (evaluate_engine.py on the int8 bundle the npm package ships) the table gets its two columns.
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--engine", required=True)
+    ap.add_argument("--engine-int8", default=None, help="evaluate_engine.py's report on the int8 bundle")
     ap.add_argument("--torch", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--ckpt", default=None, help="the checkpoint exported (for its training arguments)")
@@ -31,6 +33,10 @@ def main():
         eng = json.load(f)
     with open(args.torch) as f:
         tor = json.load(f)
+    int8 = None
+    if args.engine_int8:
+        with open(args.engine_int8) as f:
+            int8 = json.load(f)
     with open(args.log) as f:
         log = [json.loads(line) for line in f if line.strip()]
     name = os.path.basename(os.path.normpath(args.bundle))
@@ -40,7 +46,17 @@ def main():
     u10 = eng["results"]["uniform"]["10"]
     rows = "\n".join(
         f"| {n} | {pct(eng['results']['uniform'][n])} | {pct(eng['results']['int100'][n])} | "
-        f"{pct(tor['results']['uniform'][n])} | {pct(tor['results']['int100'][n])} |" for n in lengths)
+        f"{pct(tor['results']['uniform'][n])} | {pct(tor['results']['int100'][n])} |"
+        + (f" {pct(int8['results']['uniform'][n])} | {pct(int8['results']['int100'][n])} |" if int8 else "")
+        for n in lengths)
+    int8_head = (" engine int8, U[0,1) | engine int8, int 0–99 |", "---|---|") if int8 else ("", "")
+    int8_text = ("\nengine int8 = the int8 bundle the npm package ships (`scripts/pack.mjs`: every matrix of at least 1024 "
+                 "weights as int8\ncodes with one scale per row, `scripts/quantize.mjs`) on the same lists; "
+                 "`tests/node/quantize.test.mjs` checks that it\nsorts the golden lists as float32 does, its maps within "
+                 "0.02." if int8 else "")
+    int8_cmd = ("\nnode scripts/quantize.mjs models/pointer-sort /tmp/int8/pointer-sort\n/usr/bin/python3 "
+                "models/training/pointer/evaluate_engine.py --bundle /tmp/int8/pointer-sort --cli build/attnlens-cli "
+                "--out models/training/pointer/eval_engine_int8.json --markdown" if int8 else "")
     last = log[-1]
     import sys
     sys.path.insert(0, HERE)
@@ -93,15 +109,15 @@ model on the same lists.
 
 **At n = 10: {pct(u10)} exact (U[0,1)), target ≥ 95% — {"met" if u10 >= 0.95 else "NOT met"}.**
 
-| n | engine, U[0,1) | engine, int 0–99 | PyTorch, U[0,1) | PyTorch, int 0–99 |
-|---|---|---|---|---|
+| n | engine, U[0,1) | engine, int 0–99 | PyTorch, U[0,1) | PyTorch, int 0–99 |{int8_head[0]}
+|---|---|---|---|---|{int8_head[1]}
 {rows}
 
-Trained lengths are {lo}–{hi}; the rows past {hi} show how the model generalises to longer lists than it saw.
+Trained lengths are {lo}–{hi}; the rows past {hi} show how the model generalises to longer lists than it saw.{int8_text}
 Commands:
 ```
 /usr/bin/python3 models/training/pointer/evaluate_engine.py --bundle models/{name} --cli build/attnlens-cli --out models/training/pointer/eval_engine.json --markdown
-/usr/bin/python3 models/training/pointer/evaluate.py --bundle models/{name} --out models/training/pointer/eval_torch.json
+/usr/bin/python3 models/training/pointer/evaluate.py --bundle models/{name} --out models/training/pointer/eval_torch.json{int8_cmd}
 ```
 
 ## Parity

@@ -1,7 +1,9 @@
 """Writes models/shapes-vqa-{coattn,aoa}/MODEL_CARD.md from the held-out evaluation (evaluate.py --out) and the
 training runs' dev selection (runs/<variant>/best.json), so that every figure in the cards comes from those files.
 
-  /usr/bin/python3 models/training/vqa/make_cards.py --eval models/training/vqa/eval_test.json
+  /usr/bin/python3 models/training/vqa/make_cards.py --eval models/training/vqa/eval_test.json \
+      [--eval-int8 models/training/vqa/eval_test_int8.json]
+With --eval-int8 (evaluate.py on the int8 bundles the npm package ships) the cards also give the int8 figures.
 """
 import argparse
 import json
@@ -35,7 +37,49 @@ def table(report, names):
     return "\n".join(rows)
 
 
-def card(variant, report, best):
+INT8_CMD = ("node scripts/quantize.mjs models/shapes-vqa-coattn /tmp/int8/shapes-vqa-coattn\n"
+            "node scripts/quantize.mjs models/shapes-vqa-aoa /tmp/int8/shapes-vqa-aoa\n"
+            "ln -s \"$PWD/models/mobilenet-v2-imagenet\" /tmp/int8/mobilenet-v2-imagenet\n"
+            "/usr/bin/python3 models/training/vqa/evaluate.py --cli build/attnlens-cli --bundle /tmp/int8/shapes-vqa-coattn "
+            "/tmp/int8/shapes-vqa-aoa --split test --n 500 --markdown --out models/training/vqa/eval_test_int8.json")
+
+
+def int8_section(report, int8):
+    """The int8 figures beside float32's (same questions, same engine), or "" without an int8 evaluation."""
+    if int8 is None:
+        return ""
+    names = ["shapes-vqa-coattn", "shapes-vqa-aoa"]
+    first = report[names[0]]
+    cols = [(n, rep) for n in names for rep in (report, int8)]
+    rows = ["| metric | questions | " + " | ".join("`%s` %s" % (n, "float32" if rep is report else "int8")
+                                                   for n, rep in cols) + " |",
+            "|---|---|" + "---|" * len(cols)]
+    for t in ("colour", "shape", "count", "relation", "all"):
+        rows.append("| accuracy, %s | %d | %s |" % (t, first["n"][t], " | ".join(
+            pct(rep[n]["accuracy"][t]) for n, rep in cols)))
+    for t in ("all", "count, any"):
+        rows.append("| grounding, %s | %d | %s |" % (t, first["grounding_n"][t], " | ".join(
+            pct(rep[n]["grounding"][t]) for n, rep in cols)))
+    return f"""
+### int8 (the npm package's bundles)
+
+The npm package ships both VQA bundles int8 (`scripts/pack.mjs`): every matrix of at least 1024 weights as int8
+codes with one scale per row (`scripts/quantize.mjs`), and the VQA model's precision also keeps the shared encoder's
+1×1 convolutions int8. The same {int8['_set']['questions']} test questions through the engine, both precisions:
+
+{chr(10).join(rows)}
+
+```sh
+{INT8_CMD}
+```
+
+On the golden scenes `tests/node/quantize.test.mjs` bounds the int8 bundles against float32 (region and word
+attention within 0.1, answer scores within 0.25) and checks that they are the float32 bundle run with
+`precision: 'int8'`.
+"""
+
+
+def card(variant, report, best, int8=None):
     name, mech, attention = VARIANTS[variant]
     names = ["shapes-vqa-coattn", "shapes-vqa-aoa"]
     r = report[name]
@@ -77,9 +121,9 @@ of the object the question names (colour and shape questions: that object; relat
 
 ```sh
 {EVAL_CMD}
-/usr/bin/python3 models/training/vqa/make_cards.py --eval models/training/vqa/eval_test.json
+/usr/bin/python3 models/training/vqa/make_cards.py --eval models/training/vqa/eval_test.json --eval-int8 models/training/vqa/eval_test_int8.json
 ```
-
+{int8_section(report, int8)}
 Against the issue's targets: answer accuracy ≥ 90% **{"met" if r['accuracy']['all'] >= 0.9 else "not met"}**
 ({pct(r['accuracy']['all'])}; colour {pct(r['accuracy']['colour'])}, shape {pct(r['accuracy']['shape'])}, count
 {pct(r['accuracy']['count'])}, relation {pct(r['accuracy']['relation'])}); grounding ≥ 85%
@@ -141,12 +185,14 @@ on the named object.
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eval", required=True)
+    ap.add_argument("--eval-int8", default=None, help="evaluate.py's report on the int8 bundles")
     args = ap.parse_args()
     report = json.load(open(args.eval))
+    int8 = json.load(open(args.eval_int8)) if args.eval_int8 else None
     for variant, (name, _, _) in VARIANTS.items():
         best = json.load(open(os.path.join(HERE, "runs", variant, "best.json")))
         path = os.path.join(REPO, "models", name, "MODEL_CARD.md")
-        open(path, "w").write(card(variant, report, best))
+        open(path, "w").write(card(variant, report, best, int8))
         print("wrote", path)
 
 
