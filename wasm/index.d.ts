@@ -351,6 +351,8 @@ export interface Bundle {
 
 /** A bundle name ('sst2-selfattn'), a bundle folder (URL, or a path in Node), or a bundle from loadBundle(). */
 export type ModelRef = string | URL | Bundle;
+/** The bundled models of 'sentiment-analysis' (alias 'text-classification'). */
+export type SentimentModelName = 'sst2-selfattn' | 'sst2-relation';
 
 export interface Pipeline<Input, RunOptions, Output> {
   /**
@@ -403,8 +405,8 @@ export interface SentimentRunOptions {
 export interface SentimentPipeline extends Pipeline<string | Uint8Array, SentimentRunOptions, SentimentResult> {
   (input: string | Uint8Array, options?: SentimentRunOptions): Promise<SentimentResult>;
   (input: Array<string | Uint8Array>, options?: SentimentRunOptions): Promise<SentimentResult[]>;
-  /** 'selfattn-classifier' or 'relation-classifier'. */
-  readonly architecture: string;
+  /** The bundle's architecture (a converted classifier's pipeline has 'hf-bert' or 'hf-distilbert'). */
+  readonly architecture: 'selfattn-classifier' | 'relation-classifier';
   readonly labels: string[];
   /** The most tokens classified (pipeline option max_tokens, 1..1024, default 256). */
   readonly maxTokens: number;
@@ -486,13 +488,14 @@ export interface FeatureExtractionResult {
  * A converted BERT or DistilBERT classifier (config "architecture": "hf-bert" | "hf-distilbert", task
  * "text-classification"), run by the converted models' module. Input: text, an Int32Array of token ids,
  * { input_ids: number[] }, or an array of those. `pipeline('text-classification', convertedBundle)` returns this
- * pipeline (the overload's type names the SST-2 pipeline the same task name gives for the bundled models).
+ * pipeline (typed `TextClassificationPipeline | SentimentPipeline`, as a folder may hold either: narrow on
+ * `architecture`).
  */
 export interface TextClassificationPipeline extends Pipeline<string | Int32Array | { input_ids: number[] }, HfEncoderRunOptions, TextClassificationResult> {
   (input: string | Int32Array | { input_ids: number[] }, options?: HfEncoderRunOptions): Promise<TextClassificationResult>;
   (input: Array<string | Int32Array | { input_ids: number[] }>, options?: HfEncoderRunOptions): Promise<TextClassificationResult[]>;
-  /** 'hf-bert' or 'hf-distilbert'. */
-  readonly architecture: string;
+  /** The converted bundle's architecture (the SST-2 pipeline's: 'selfattn-classifier' or 'relation-classifier'). */
+  readonly architecture: 'hf-bert' | 'hf-distilbert';
   readonly labels: string[];
   readonly disposed: boolean;
 }
@@ -839,7 +842,14 @@ export interface PipelineOptions extends LoadOptions {
  * // attnlens: unknown task "sentiment-analysys"; did you mean "sentiment-analysis"? The tasks: sentiment-analysis, translation, image-to-text, number-sorting, visual-question-answering, text-generation, feature-extraction, image-classification (aliases: pointer-sort, sort, text-classification, sentiment, image-captioning, vqa)
  * classify.dispose();
  */
-export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: ModelRef, options?: PipelineOptions): Promise<SentimentPipeline>;
+export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model?: SentimentModelName, options?: PipelineOptions): Promise<SentimentPipeline>;
+/**
+ * Any other model for the same task: a converted BERT or DistilBERT classifier bundle (npx attnlens convert) gives a
+ * TextClassificationPipeline, an SST-2 bundle (a folder, a loadBundle() result) a SentimentPipeline. Which one a
+ * folder holds is known at run time: narrow on `architecture` ('hf-bert' | 'hf-distilbert' for a converted one),
+ * e.g. `if (classify.architecture === 'hf-bert' || classify.architecture === 'hf-distilbert') await classify(text)`.
+ */
+export function pipeline(task: 'sentiment-analysis' | 'text-classification' | 'sentiment', model: ModelRef, options?: PipelineOptions): Promise<TextClassificationPipeline | SentimentPipeline>;
 /** A converted GPT-2 bundle (npx attnlens convert); there is no bundled text-generation model. */
 export function pipeline(task: 'text-generation', model: ModelRef, options?: PipelineOptions & TextGenerationRunOptions): Promise<TextGenerationPipeline>;
 /** A converted BERT or DistilBERT bundle (any head). */

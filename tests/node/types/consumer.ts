@@ -1,7 +1,8 @@
 // A TypeScript consumer of the package, type-checked by tests/node/types.test.mjs (`tsc --noEmit`): it must
 // compile against wasm/index.d.ts, and the @ts-expect-error lines must be rejected.
 import { init, info, attention, tensor, MultiHeadKvCache, BpeTokenizer, tokenizeWords, OP_NAMES, pipeline, AttentionMaps, convert } from '../../../wasm/index.js';
-import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap, ImageSource } from '../../../wasm/index.js';
+import type { Tensor, OpInfo, OpName, TranslationSentence, WordSpan, AttentionMap, ImageSource, SentimentPipeline, SentimentResult,
+  TextClassificationResult, FeatureExtractionResult } from '../../../wasm/index.js';
 
 export async function demo(): Promise<number> {
   await init({ wasmUrl: new URL('https://example.org/attnlens.wasm') });
@@ -85,4 +86,37 @@ export async function convertModels(bytes: Uint8Array, blob: Blob): Promise<numb
   // @ts-expect-error int8 is a boolean
   await convert('./x', { int8: 'yes' });
   return weights.length + architecture.length;
+}
+
+// 'text-classification': a bundled SST-2 model by name is the SST-2 pipeline; any other model may be a converted
+// classifier or an SST-2 folder, told apart by `architecture`.
+export async function classifiers(text: string): Promise<number> {
+  const bundled: SentimentPipeline = await pipeline('text-classification', 'sst2-relation');
+  const byDefault: SentimentPipeline = await pipeline('text-classification');
+  // @ts-expect-error a folder may hold a converted classifier: not necessarily the SST-2 pipeline
+  const assumed: SentimentPipeline = await pipeline('text-classification', './my-bundle/');
+  const classify = await pipeline('text-classification', './my-bundle/');
+  let n = 0;
+  if (classify.architecture === 'hf-bert' || classify.architecture === 'hf-distilbert') {
+    const out: TextClassificationResult = await classify(new Int32Array([101, 7, 102]), { output_attentions: true });
+    n += out.logits.length + classify.labels.length;
+  }
+  switch (classify.architecture) {
+    case 'hf-bert':
+    case 'hf-distilbert':
+      n += (await classify(text)).logits.length;
+      break;
+    default: {
+      const out: SentimentResult = await classify(text);
+      n += out.label_index + classify.maxTokens;
+      // @ts-expect-error the SST-2 pipeline takes text or bytes, not token ids
+      await classify(new Int32Array([101, 7, 102]));
+    }
+  }
+  // @ts-expect-error the union is not callable before it is narrowed
+  await classify(text);
+  const features = await pipeline('feature-extraction', './my-bundle/');
+  const f: FeatureExtractionResult = await features(text);
+  for (const p of [bundled, byDefault, assumed, classify, features]) p.dispose();
+  return n + f.dims.length;
 }
