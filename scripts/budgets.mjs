@@ -42,7 +42,7 @@ for (const f of wasmFiles) {
   overBudget ||= gz > WASM_BUDGET;
   out(`| ${f} | ${(bytes.length / 1024).toFixed(0)} KB | ${(gz / 1024).toFixed(0)} KB | ${gz <= WASM_BUDGET ? 'within' : '**over**'} 500 KB |`);
 }
-// The converted models' module (initHf(), loaded only for a converted bundle): reported, no budget of its own.
+// The converted models' module (in the package; initHf() loads it only for a converted bundle): reported, no budget of its own.
 {
   const f = 'wasm/dist/attnlens-hf.wasm';
   const bytes = readFileSync(path.join(ROOT, f));

@@ -207,10 +207,9 @@ export function initHf(options = {}) {
         binary = await readWasmBinary(wasmUrl);
         ({ default: create } = await import(/* @vite-ignore */ /* webpackIgnore: true */ jsUrl.href));
       } catch (err) {
-        throw new Error('attnlens: converted models run on a second WebAssembly module (attnlens-hf), which the npm ' +
-          'package does not carry yet (it would take the tarball over its 25 MB budget): use a checkout of the ' +
-          'repository (`npm run build:wasm` builds it), or pass pipeline(task, bundle, { wasm: { hf: { wasmUrl, jsUrl } } }) ' +
-          `(${err.message})`);
+        throw new Error(`attnlens: could not load the converted models' WebAssembly module from ${wasmUrl.href} and ` +
+          `${jsUrl.href} (the package carries it as wasm/dist/attnlens-hf.*; where it is served elsewhere, pass ` +
+          `pipeline(task, bundle, { wasm: { hf: { wasmUrl, jsUrl } } })): ${err.message}`);
       }
       const printErr = (text) => console.error(`attnlens: ${text}`);
       const m = await create({ wasmBinary: binary, printErr, print: printErr });

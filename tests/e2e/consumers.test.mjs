@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, createReadStream } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createReadStream } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -15,12 +15,14 @@ import path from 'node:path';
 import { ROOT, ARTIFACTS, CHROMIUM, hasBundle, launch, watchProblems } from './helpers.mjs';
 import { TASKS } from '../../wasm/pipeline.js';
 import { INT8_IN_PACKAGE, pack } from '../../scripts/pack.mjs';
+import { floatValues, parseSafetensors } from '../../scripts/safetensors.mjs';
 
 // The consumers translate 'Zwei Kinder mit gelben Jacken spielen im Schlamm.' (tests/consumers/*): PyTorch's beam-4
 // output for it is a case of the default translator's goldens (de-en-general).
 const GOLDEN_TRANSLATION = JSON.parse(readFileSync(path.join(ROOT, 'models', 'de-en-general', 'golden.json'), 'utf8'))
   .cases.find((c) => c.source === 'Zwei Kinder mit gelben Jacken spielen im Schlamm.').beam4.text;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const NPX = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const taskModule = { 'sentiment-analysis': 'sentiment', translation: 'translation', 'image-to-text': 'captioning',
   'visual-question-answering': 'vqa' };
@@ -85,7 +87,8 @@ after(() => {
 test('npm pack: the tarball holds the module, the types and the default models', () => {
   const listing = sh('tar', ['-tzf', tarball], work).split('\n');
   for (const f of ['package/wasm/index.js', 'package/wasm/index.d.ts', 'package/wasm/dist/attnlens.wasm',
-    'package/wasm/dist/attnlens.js', 'package/wasm/pipeline.js', 'package/wasm/models.js']) {
+    'package/wasm/dist/attnlens.js', 'package/wasm/pipeline.js', 'package/wasm/models.js',
+    'package/wasm/dist/attnlens-hf.js', 'package/wasm/dist/attnlens-hf.wasm', 'package/wasm/pipelines/hf.js']) {
     assert.ok(listing.includes(f), `${f} is in the tarball`);
   }
   for (const task of Object.keys(taskModule)) {
@@ -128,6 +131,60 @@ test('a fresh Node 20 project imports { pipeline } from "attnlens" and runs each
   }
   checkResults(results.filter((r) => !r.notPackaged), 'node consumer');
   assert.ok(results.some((r) => r.task === 'sentiment-analysis' && !r.error), 'sentiment ran');
+});
+
+// A user's path with their own model: install the tarball in an empty project, `npx attnlens convert` a Hugging Face
+// folder (the committed BERT classifier fixture), then pipeline() runs the converted bundle on the package's
+// converted-models module: the bundle is the converter's committed output (scripts/convert-fixtures.mjs keeps
+// tests/fixtures/hf/*/bundle so), logits equal the PyTorch goldens, every layer × head map comes back.
+test('a fresh project converts a Hugging Face folder with npx attnlens convert and runs it through pipeline()', { timeout: 300_000 }, () => {
+  const dir = path.join(work, 'hf-consumer');
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'hf-consumer', private: true, type: 'module' }));
+  sh(NPM, ['install', '--offline', '--no-audit', '--no-fund', tarball], dir);
+  const fixture = path.join(ROOT, 'tests', 'fixtures', 'hf', 'bert-tiny');
+  sh(NPX, ['--offline', 'attnlens', 'convert', path.join(fixture, 'hf'), 'my-bundle', '--name', 'bert-tiny'], dir);
+  for (const f of readdirSync(path.join(fixture, 'bundle'))) {
+    assert.ok(readFileSync(path.join(dir, 'my-bundle', f)).equals(readFileSync(path.join(fixture, 'bundle', f))),
+      `my-bundle/${f} is the committed converter output`);
+  }
+  const golden = JSON.parse(readFileSync(path.join(ROOT, 'tests', 'goldens', 'hf', 'bert-tiny.json'), 'utf8'));
+  writeFileSync(path.join(dir, 'run.mjs'), `import { pipeline } from 'attnlens';
+const classify = await pipeline('text-classification', './my-bundle/');
+const cases = [];
+for (const input_ids of ${JSON.stringify(golden.cases.map((c) => c.input_ids))}) {
+  const out = await classify({ input_ids });
+  cases.push({ label: out.label, logits: Array.from(out.logits), maps: out.attentions.length });
+}
+const text = await classify('a fine film');
+const features = await pipeline('feature-extraction', './my-bundle/');
+const f = await features('a fine film');
+console.log(JSON.stringify({ task: classify.task, architecture: classify.architecture, labels: classify.labels, cases,
+  text: { label: text.label, tokens: text.tokens, maps: text.attentions.length },
+  features: { dims: Array.from(f.dims), finite: f.features.every(Number.isFinite), maps: f.attentions.length } }));
+classify.dispose();
+features.dispose();
+`);
+  const r = JSON.parse(sh(process.execPath, ['run.mjs'], dir).trim().split('\n').pop());
+  assert.equal(r.task, 'text-classification');
+  assert.equal(r.architecture, 'hf-bert');
+  assert.deepEqual(r.labels, golden.labels);
+  const st = parseSafetensors(new Uint8Array(readFileSync(path.join(ROOT, 'tests', 'goldens', 'hf', 'bert-tiny.safetensors'))));
+  const hf = JSON.parse(readFileSync(path.join(fixture, 'hf', 'config.json'), 'utf8'));
+  const maps = hf.num_hidden_layers * hf.num_attention_heads;
+  assert.equal(r.cases.length, golden.cases.length);
+  r.cases.forEach((c, i) => {
+    const want = floatValues(st.header[`case${i}/logits`], st.data);
+    const diff = Math.max(...c.logits.map((x, j) => Math.abs(x - want[j])));
+    assert.ok(c.logits.length === want.length && diff <= golden.tolerance.abs, `case ${i}: logits differ by ${diff}`);
+    assert.equal(c.label, golden.labels[want.indexOf(Math.max(...want))]);
+    assert.equal(c.maps, maps, `case ${i}: one map per layer × head`);
+  });
+  assert.ok(r.text.tokens.length >= 3 && golden.labels.includes(r.text.label), JSON.stringify(r.text));
+  assert.equal(r.text.maps, maps);
+  assert.deepEqual(r.features.dims, [r.text.tokens.length, hf.hidden_size]);
+  assert.ok(r.features.finite);
+  assert.equal(r.features.maps, maps);
 });
 
 test('every example of README.md, docs/*.md and index.d.ts runs as written where the tarball is installed', { timeout: 900_000 }, () => {
