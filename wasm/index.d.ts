@@ -25,6 +25,11 @@ export interface InitOptions {
    * wasmBinary choose the single-threaded module.
    */
   threads?: 'auto' | number;
+  /**
+   * pipeline() with a converted bundle: where the converted models' module is, when it is not served beside the
+   * package's wasm/core.js (default: new URL('./dist/attnlens-hf.wasm' and './dist/attnlens-hf.js', import.meta.url)).
+   */
+  hf?: { wasmUrl?: string | URL; jsUrl?: string | URL };
 }
 
 /** Loads the WebAssembly module once; call (and await) before any attention op. */

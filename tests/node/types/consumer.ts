@@ -115,7 +115,9 @@ export async function classifiers(text: string): Promise<number> {
   }
   // @ts-expect-error the union is not callable before it is narrowed
   await classify(text);
-  const features = await pipeline('feature-extraction', './my-bundle/');
+  const features = await pipeline('feature-extraction', './my-bundle/', { wasm: { hf: { wasmUrl: new URL('https://example.org/attnlens-hf.wasm'), jsUrl: '/attnlens-hf.js' } } });
+  // @ts-expect-error the module's location is a URL or a string
+  await pipeline('feature-extraction', './my-bundle/', { wasm: { hf: { wasmUrl: 42 } } });
   const f: FeatureExtractionResult = await features(text);
   for (const p of [bundled, byDefault, assumed, classify, features]) p.dispose();
   return n + f.dims.length;
