@@ -98,7 +98,12 @@ def distill_loss(logits, labels, teacher_probs, alpha, temperature):
 def load_distill_cache(path, train_rows, temperature):
     """The teachers' soft labels (n_train, 2) at `temperature` from distill_teachers.py's cache, after checking that
     its rows are these train rows."""
+    if not os.path.isfile(path):
+        raise SystemExit(f"--distill {path}: no such file (write it with distill_teachers.py --out)")
     cache = np.load(path)
+    missing = {"train_logits", "teachers", "train_digest"} - set(cache.files)
+    if missing:
+        raise SystemExit(f"{path}: not a distill_teachers.py cache (lacks {sorted(missing)})")
     digest = distill_teachers.rows_digest(train_rows)
     if str(cache["train_digest"]) != digest:
         raise SystemExit(f"{path}: written for other train data (digest {cache['train_digest']} != {digest})")
