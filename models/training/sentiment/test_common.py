@@ -146,6 +146,52 @@ def test_clip_gradients_sparse_matches_dense():
     assert float(torch.sqrt((dense.grad ** 2).sum() + (other_d.grad ** 2).sum())) < 5.0 + 1e-3
 
 
+def test_distill_loss():
+    torch.manual_seed(4)
+    logits, labels = torch.randn(5, 2) * 3, torch.tensor([0, 1, 1, 0, 1])
+    teacher = torch.softmax(torch.randn(5, 2) * 2, dim=-1)
+    ce = torch.nn.functional.cross_entropy(logits, labels)
+    for t in (1.0, 2.0, 4.0):
+        assert torch.allclose(train.distill_loss(logits, labels, teacher, 1.0, t), ce)  # α = 1: the gold CE only
+    # α = 0: T²·KL(teacher ‖ student at T), 0 exactly when the student's tempered distribution is the teacher's,
+    # positive and with a non-zero gradient anywhere else
+    t = 2.0
+    matched = (t * torch.log(teacher) + 0.7).requires_grad_()  # softmax(matched / T) = teacher
+    loss = train.distill_loss(matched, labels, teacher, 0.0, t)
+    loss.backward()
+    assert abs(float(loss)) < 1e-6 and float(matched.grad.abs().max()) < 1e-6
+    for _ in range(5):
+        moved = matched.detach() + torch.randn(5, 2)
+        assert float(train.distill_loss(moved, labels, teacher, 0.0, t)) > 1e-4
+    # by hand for one row: T² Σ p (log p − log q)
+    z, p = torch.tensor([[1.0, -0.5]]), torch.tensor([[0.3, 0.7]])
+    q = torch.softmax(z / t, dim=-1)
+    want = t * t * float((p * (p.log() - q.log())).sum())
+    assert abs(float(train.distill_loss(z, torch.tensor([0]), p, 0.0, t)) - want) < 1e-6
+    mix = train.distill_loss(z, torch.tensor([0]), p, 0.25, t)
+    hard = torch.nn.functional.cross_entropy(z, torch.tensor([0]))
+    assert abs(float(mix) - (0.25 * float(hard) + 0.75 * want)) < 1e-6
+
+
+def test_ensemble_probs_and_cache_digest():
+    import distill_teachers
+    z = np.array([[[2.0, 0.0]], [[0.0, 4.0]]])  # two teachers, one row
+    p = distill_teachers.ensemble_probs(z, 2.0)
+    a, b = 1 / (1 + np.exp(-1.0)), 1 / (1 + np.exp(-2.0))  # softmax([1, 0])[0], softmax([0, 2])[1]
+    assert np.allclose(p, [[(a + 1 - b) / 2, (1 - a + b) / 2]])
+    # best subset: each teacher alone is right on half the rows; 0 and 1 are confident where right and hesitant
+    # where wrong, so together they get every row; 2 is confidently wrong on rows 2, 3 and spoils any ensemble
+    labels = np.array([1, 1, 0, 0])
+    z = np.array([[[0, 3], [0, 3], [0, 0.1], [0, 0.1]],
+                  [[0.1, 0], [0.1, 0], [3, 0], [3, 0]],
+                  [[0, 5], [0, 5], [0, 9], [0, 9]]], dtype=np.float64)
+    assert distill_teachers.best_subset(z, labels) == (1.0, [0, 1])
+    assert distill_teachers.best_subset(z[:1], labels) == (0.5, [0])
+    rows = [("a b".split(), 1), ("c".split(), 0)]
+    assert distill_teachers.rows_digest(rows) != distill_teachers.rows_digest([(["a", "b"], 0), (["c"], 0)])
+    assert distill_teachers.rows_digest(rows) == distill_teachers.rows_digest([(["a", "b"], 1), (["c"], 0)])
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]

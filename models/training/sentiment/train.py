@@ -23,6 +23,14 @@ Regularisers and averaging (all off by default, so older commands train as befor
   --sparse-embedding  the embedding gets sparse gradients (only the rows of the batch's words) and its own lazy
                       Adam (torch.optim.SparseAdam: moments of absent rows do not move), gradients clipped jointly
                       as before; ~1.5x fewer CPU seconds per step (the dense 14k x 200 update dominates otherwise)
+
+Knowledge distillation (Hinton et al. 2015, "Distilling the Knowledge in a Neural Network", arXiv:1503.02531):
+  --distill CACHE     teacher logits over the train phrases from distill_teachers.py; the classification loss becomes
+                      α·CE(gold) + (1 − α)·T²·KL(p ‖ softmax(student logits / T)), p = mean over the teachers of
+                      softmax(teacher logits / T) (an ensemble's soft labels); the T² keeps the soft term's gradients
+                      on the scale of the hard one's as T changes
+  --alpha α           weight of the gold labels' cross-entropy (default 0.5)
+  --temperature T     softening temperature (default 2)
 """
 
 import argparse
@@ -38,6 +46,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import distill_teachers  # noqa: E402
 
 DEFAULTS = {
     "selfattn": dict(architecture="selfattn-classifier", emb_dim=200, lstm_hidden=150, att_hidden=100, hops=4,
@@ -76,6 +85,33 @@ def clip_gradients(params, max_norm):
     return total
 
 
+def distill_loss(logits, labels, teacher_probs, alpha, temperature):
+    """α·CE(logits, labels) + (1 − α)·T²·KL(teacher_probs ‖ softmax(logits / T)), batch means.
+    teacher_probs (B, C): the teachers' soft labels already at temperature T (rows sum to 1)."""
+    hard = F.cross_entropy(logits, labels)
+    if alpha >= 1:
+        return hard
+    soft = F.kl_div(F.log_softmax(logits / temperature, dim=-1), teacher_probs, reduction="batchmean")
+    return alpha * hard + (1 - alpha) * temperature ** 2 * soft
+
+
+def load_distill_cache(path, train_rows, temperature):
+    """The teachers' soft labels (n_train, 2) at `temperature` from distill_teachers.py's cache, after checking that
+    its rows are these train rows."""
+    if not os.path.isfile(path):
+        raise SystemExit(f"--distill {path}: no such file (write it with distill_teachers.py --out)")
+    cache = np.load(path)
+    missing = {"train_logits", "teachers", "train_digest"} - set(cache.files)
+    if missing:
+        raise SystemExit(f"{path}: not a distill_teachers.py cache (lacks {sorted(missing)})")
+    digest = distill_teachers.rows_digest(train_rows)
+    if str(cache["train_digest"]) != digest:
+        raise SystemExit(f"{path}: written for other train data (digest {cache['train_digest']} != {digest})")
+    probs = distill_teachers.ensemble_probs(cache["train_logits"], temperature)
+    print(f"distilling from {len(cache['teachers'])} teachers: {list(cache['teachers'])}", flush=True)
+    return torch.from_numpy(probs.astype(np.float32))
+
+
 @torch.no_grad()
 def ema_update(ema, state, decay, step):
     """θ̄ ← d θ̄ + (1 − d) θ for every floating tensor, d = min(decay, (1 + step)/(10 + step)) (a short memory
@@ -108,6 +144,9 @@ def main():
     ap.add_argument("--word-dropout", type=float, default=0.0)
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--sparse-embedding", action="store_true")
+    ap.add_argument("--distill", default=None, help="teacher cache from distill_teachers.py (see docstring)")
+    ap.add_argument("--alpha", type=float, default=0.5, help="distillation: weight of the gold labels' loss")
+    ap.add_argument("--temperature", type=float, default=2.0, help="distillation: softening temperature T")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--threads", type=int, default=2,
@@ -126,6 +165,9 @@ def main():
     stoi = {w: i for i, w in enumerate(vocab)}
     train_enc = [(common.encode(t, stoi), y) for t, y in train]
     dev_enc = [(common.encode(t, stoi), y) for t, y in dev]
+    if not 0 <= args.alpha <= 1 or args.temperature <= 0:
+        raise SystemExit("--alpha must lie in [0, 1] and --temperature be > 0")
+    soft = load_distill_cache(args.distill, train, args.temperature) if args.distill else None
 
     cfg = dict(DEFAULTS[args.model], vocab_size=len(vocab))
     if args.emb_dim:
@@ -213,7 +255,10 @@ def main():
                             (state["train_seconds"] + time.time() - t_seg) / budget)
                 g["lr"] = base * lr_factor(state["step"], args.warmup_steps, args.schedule, progress)
             logits, att = model(ids, lengths)
-            loss = F.cross_entropy(logits, labels)
+            if soft is None:
+                loss = F.cross_entropy(logits, labels)
+            else:
+                loss = distill_loss(logits, labels, soft[batches[bi]], args.alpha, args.temperature)
             pen = torch.zeros(())
             if args.model == "selfattn" and args.penalty > 0:
                 pen = common.SelfAttnClassifier.penalty(att)
