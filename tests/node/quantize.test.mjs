@@ -179,6 +179,30 @@ function mapDeviation(x, y, label) {
   return { max, where };
 }
 
+/**
+ * The three ways to run a model's int8 weights and its float32 reference: the int8 bundle at `dir`, the float32
+ * bundle `name` run with { precision: 'int8' }, and the float32 bundle as it is. `each(run)` calls run(q, viaOption,
+ * f) with the three pipelines and disposes them after; `same(a, b, label)` asserts the int8 bundle's result equals
+ * precision int8's (maps within 1e-5).
+ */
+async function int8Trio(task, dir, name, each) {
+  const q = await pipeline(task, dir);
+  const viaOption = await pipeline(task, name, { precision: 'int8' });
+  const f = await pipeline(task, name);
+  try {
+    await each(q, viaOption, f);
+  } finally {
+    q.dispose();
+    viaOption.dispose();
+    f.dispose();
+  }
+}
+
+function assertSameAsOption(a, b, label) {
+  const same = mapDeviation(a, b, label);
+  assert.ok(same.max <= 1e-5, `${label}: int8 bundle and precision int8 differ by ${same.max} (${same.where})`);
+}
+
 function readPpm(rel) {
   const buf = readFileSync(`${ROOT}${rel}`);
   const head = buf.subarray(0, 20).toString('latin1').split(/\s+/);
@@ -209,10 +233,7 @@ test('the int8 VQA bundles load by path, equal precision: int8 and stay within 0
       assert.equal(header['lstm.weight_hh_l0'].dtype, 'I8');
       assert.notEqual(header['out.bias'].dtype, 'I8', 'biases stay float');
       const golden = JSON.parse(readFileSync(`${ROOT}models/${name}/golden.json`, 'utf8'));
-      const q = await pipeline('visual-question-answering', path.join(dir, name));
-      const viaOption = await pipeline('visual-question-answering', name, { precision: 'int8' });
-      const f = await pipeline('visual-question-answering', name);
-      try {
+      await int8Trio('visual-question-answering', path.join(dir, name), name, async (q, viaOption, f) => {
         let worst = { max: 0 };
         let scores = 0;
         let agree = 0;
@@ -220,8 +241,7 @@ test('the int8 VQA bundles load by path, equal precision: int8 and stay within 0
           const img = readPpm(c.scene);
           const [a, b, x] = [await q(img, c.question), await viaOption(img, c.question), await f(img, c.question)];
           assert.equal(a.answer, b.answer, `${name} ${c.name}`);
-          const same = mapDeviation(a, b, `${name} ${c.name}`);
-          assert.ok(same.max <= 1e-5, `${name} ${c.name}: int8 bundle and precision int8 differ by ${same.max} (${same.where})`);
+          assertSameAsOption(a, b, `${name} ${c.name}`);
           agree += Number(a.answer === x.answer);
           for (let i = 0; i < a.scores.length; i++) scores = Math.max(scores, Math.abs(a.scores[i] - x.scores[i]));
           const shown = (res) => ({ attentions: res.attentions.filter((m) => /^(region|word)_attention$/.test(m.name)) });
@@ -232,11 +252,7 @@ test('the int8 VQA bundles load by path, equal precision: int8 and stay within 0
         assert.ok(agree >= golden.cases.length - 1, `${name}: int8 answers as float32 on ${agree} of ${golden.cases.length}`);
         assert.ok(worst.max <= 0.1, `${name}: int8 maps differ from float32 by ${worst.max} (${worst.where}, ${worst.at})`);
         assert.ok(scores <= 0.25, `${name}: int8 answer scores differ from float32 by ${scores}`);
-      } finally {
-        q.dispose();
-        viaOption.dispose();
-        f.dispose();
-      }
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -254,27 +270,19 @@ test('the int8 pointer-sort bundle equals precision: int8 and sorts the golden l
     assert.ok(r.bytesOut < 0.4 * r.bytesIn, `weights ${r.bytesIn} -> ${r.bytesOut} bytes`);
     assert.deepEqual(checkManifest(out), []);
     const golden = JSON.parse(readFileSync(`${ROOT}models/pointer-sort/golden.json`, 'utf8'));
-    const q = await pipeline('number-sorting', out);
-    const viaOption = await pipeline('number-sorting', 'pointer-sort', { precision: 'int8' });
-    const f = await pipeline('number-sorting', 'pointer-sort');
-    try {
+    await int8Trio('number-sorting', out, 'pointer-sort', async (q, viaOption, f) => {
       let worst = { max: 0 };
       for (const [i, c] of golden.cases.entries()) {
         const [a, b, x] = [await q(c.values), await viaOption(c.values), await f(c.values)];
         assert.deepEqual(a.order, b.order, `case ${i}`);
-        const same = mapDeviation(a, b, `case ${i}`);
-        assert.ok(same.max <= 1e-5, `case ${i}: int8 bundle and precision int8 differ by ${same.max} (${same.where})`);
+        assertSameAsOption(a, b, `case ${i}`);
         assert.deepEqual(a.order, x.order, `case ${i}: int8 sorts as float32`);
         assert.deepEqual(a.order, c.order, `case ${i}: the golden order`);
         const d = mapDeviation(a, x, `case ${i}`);
         if (d.max > worst.max) worst = { ...d, at: i };
       }
       assert.ok(worst.max <= 0.02, `int8 maps differ from float32 by ${worst.max} (${worst.where}, case ${worst.at})`);
-    } finally {
-      q.dispose();
-      viaOption.dispose();
-      f.dispose();
-    }
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
