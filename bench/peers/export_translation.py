@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_common import OPSET, Graph, export, finish, parse_args, recipe  # noqa: E402  (exits without PyTorch)
+from onnx_common import OPSET, Graph, export, finish, parse_args, recipe, write_tatoeba_dev  # noqa: E402  (exits without PyTorch)
 
 recipe("translation")
 import torch  # noqa: E402
@@ -212,17 +212,9 @@ def main():
             meta.update({k: cfg[k] for k in ("decoder_layers", "encoder_layers", "heads", "d_model")})
         else:
             written, meta["state"] = export_rnn(model, cfg, name, args.out)
-    try:  # the Tatoeba dev split of the general corpus (general.py), for a second timing set
-        from general import TATOEBA_FILE, read_tatoeba, split_tatoeba
-        if os.path.exists(TATOEBA_FILE):
-            pairs = read_tatoeba()
-            _, dev = split_tatoeba(pairs)
-            path = os.path.join(args.out, "tatoeba_dev.de")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write("".join(pairs[i][0] + "\n" for i in dev))
-            written.append(path)
-    except ImportError:
-        pass
+    tatoeba = write_tatoeba_dev(args.out)  # a second, shorter-sentence timing set
+    if tatoeba:
+        written.append(tatoeba)
     finish(args.out, name, meta, written, indent=2)
 
 

@@ -54,6 +54,27 @@ class Graph(nn.Module):
         self.m, self.maps = m, maps
 
 
+def write_tatoeba_dev(out):
+    """Writes out/tatoeba_dev.de, the Tatoeba development split of the general corpus
+    (models/training/translation/general.py: sentences never seen in training), when the corpus is there; returns
+    its path, or None."""
+    sys.path.insert(0, os.path.join(REPO, "models", "training", "translation"))
+    try:
+        from general import TATOEBA_FILE, read_tatoeba, split_tatoeba
+    except ImportError:
+        return None
+    finally:
+        sys.path.pop(0)
+    if not os.path.exists(TATOEBA_FILE):
+        return None
+    pairs = read_tatoeba()
+    _, dev = split_tatoeba(pairs)
+    path = os.path.join(out, "tatoeba_dev.de")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(pairs[i][0] + "\n" for i in dev))
+    return path
+
+
 def finish(out, name, meta, written, indent=None):
     """Writes the manifest out/<name>.json and prints each written file with its size."""
     with open(os.path.join(out, f"{name}.json"), "w") as f:
