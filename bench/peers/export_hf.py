@@ -29,7 +29,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_common import OPSET, Graph, export, finish, parse_args, recipe, write_tatoeba_dev  # noqa: E402
+from onnx_common import OPSET, Graph, export, finish, kv_cache_io, parse_args, recipe, write_tatoeba_dev  # noqa: E402
 
 recipe("hf")
 import torch  # noqa: E402
@@ -146,26 +146,14 @@ def export_marian(out):
     written = []
     for maps in (False, True):
         variant = "maps" if maps else "nomaps"
-        enc_out = [f"cross_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + (["encoder_self"] if maps else [])
-        axes = {"src_ids": {1: "S"}}
-        for o in enc_out:
-            axes[o] = {2: "S"} if o.startswith("cross") else {3: "S", 4: "S"}
+        enc_out, enc_axes, in_names, out_names, axes = kv_cache_io(L, maps)
         path = os.path.join(out, f"marian-hf.encoder.{variant}.onnx")
         export(MarianEncoder(model, maps), (torch.tensor([[5, 6, 7, 8, 0]]),), path, input_names=["src_ids"],
-               output_names=enc_out, dynamic_axes=axes)
+               output_names=enc_out, dynamic_axes=enc_axes)
         written.append(path)
         n, t, s = 2, 3, 5
         past = [torch.randn(n, H, t, dh) for _ in range(2 * L)]
         cross = [torch.randn(n, H, s, dh) for _ in range(2 * L)]
-        in_names = ["token", "pos"] + [f"past_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + \
-                   [f"cross_{kv}_{i}" for i in range(L) for kv in ("k", "v")]
-        out_names = ["logits"] + [f"present_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + \
-                    (["decoder_self", "cross"] if maps else [])
-        axes = {"token": {0: "N"}, "logits": {0: "N"}}
-        for nm in in_names[2:]:
-            axes[nm] = {0: "N", 2: "T" if nm.startswith("past") else "S"}
-        for nm in out_names[1:]:
-            axes[nm] = {0: "N", 2: "T1"} if nm.startswith("present") else {1: "N", 3: "T1" if nm == "decoder_self" else "S"}
         path = os.path.join(out, f"marian-hf.decoder.{variant}.onnx")
         export(MarianStep(model, maps), (torch.tensor([[4], [5]]), torch.tensor([t]), *past, *cross), path,
                input_names=in_names, output_names=out_names, dynamic_axes=axes)

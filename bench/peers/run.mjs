@@ -195,7 +195,7 @@ async function benchTranslation(bundleName) {
   const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha,
     copy_numbers: false, coverage_beta: 0 });
   const workloads = await translationWorkloads(bundleName, sets, BEAMS.filter((b) => !rnn || b === 1), attn, peer);
-  if (PROFILE) return profileTranslation(bundleName, bundleDir, cfg, workloads, profile);
+  if (PROFILE) return profileTranslation(bundleName, bundleDir, cfg, workloads, profile, (await import('../../wasm/core.js')).getModule());
   const rows = await timeWorkloads(bundleName, workloads);
   ours.dispose();
   return rows;
@@ -246,11 +246,14 @@ async function translationWorkloads(name, sets, beamsList, attn, peer) {
 // Translator.translate (the same WebAssembly call the pipeline makes, without the pipeline's JavaScript around it);
 // ORT: inside the encoder graph, inside the decoder-step graphs, the rest (JS search, cache gathers, map assembly,
 // tokenizer). Instead of the timing rounds.
-async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
-  const { getModule } = await import('../../wasm/core.js');
+// `module`: the WebAssembly module the pipeline runs on (the HF one for a converted bundle); "of which encoder + first
+// step": the same engine call with max_new_tokens 1 (the rest of the engine time is the later decoding steps).
+async function profileTranslation(model, bundleDir, cfg, workloads, profile, module) {
   const text = (f) => readFileSync(path.join(bundleDir, f), 'utf8');
-  const engine = getModule().Translator.fromBundle(JSON.stringify(cfg), new Uint8Array(readFileSync(path.join(bundleDir, cfg.weights))),
-    { [cfg.tokenizer.vocab]: text(cfg.tokenizer.vocab), [cfg.tokenizer.merges]: text(cfg.tokenizer.merges) }, model);
+  const files = Object.fromEntries(['vocab', 'merges', 'file'].map((k) => cfg.tokenizer[k]).filter((f) => typeof f === 'string')
+    .map((f) => [f, text(f)]));
+  const engine = module.Translator.fromBundle(JSON.stringify(cfg), new Uint8Array(readFileSync(path.join(bundleDir, cfg.weights))),
+    files, model);
   const cpu = () => {
     const c = process.cpuUsage();
     return (c.user + c.system) / 1000;
@@ -266,6 +269,10 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     t0 = cpu();
     for (const x of w.inputs) engine.translate(x, options);
     const engineMs = cpu() - t0;
+    const first = JSON.stringify({ ...JSON.parse(options), max_new_tokens: 1 });
+    t0 = cpu();
+    for (const x of w.inputs) engine.translate(x, first);
+    const firstStepMs = cpu() - t0;
     Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
     t0 = cpu();
     for (const x of w.inputs) await w.ort(x);
@@ -273,7 +280,7 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     profile.on = false;
     const n = w.inputs.length;
     const r = { model, workload: w.workload, input: w.input, sentences: n,
-      attnlens_pipeline_ms: pipelineMs / n, attnlens_engine_ms: engineMs / n,
+      attnlens_pipeline_ms: pipelineMs / n, attnlens_engine_ms: engineMs / n, attnlens_first_step_ms: firstStepMs / n,
       ort_total_ms: ortMs / n, ort_encoder_ms: profile.encoder / 1000 / n, ort_decoder_ms: profile.decoder / 1000 / n,
       ort_steps: profile.steps / n };
     rows.push(r);
@@ -602,7 +609,7 @@ async function benchHfClassifier(name) {
 async function benchHfTranslation(name) {
   const graphs = ['encoder', 'decoder'].flatMap((g) => ['maps', 'nomaps'].map((m) => `${name}.${g}.${m}.onnx`));
   const { bundle } = ensureHfExport(name, [...graphs, 'tatoeba_dev.de']);
-  const { createOrtTranslator } = await import('./translation.mjs');
+  const { createOrtTranslator, profile } = await import('./translation.mjs');
   const ours = await pipeline('translation', bundle);
   const lines = readFileSync(path.join(OUT, 'tatoeba_dev.de'), 'utf8').split('\n').filter((l) => l.trim()).slice(0, N_HF_MT);
   const sourceIds = new Map();
@@ -619,6 +626,11 @@ async function benchHfTranslation(name) {
   for (const s of lines) steps += (await ours(s, { num_beams: 1, output_attentions: false, copy_numbers: false })).target_ids.length;
   console.error(`${name}: ${(steps / lines.length).toFixed(1)} target tokens per sentence`);
   for (const w of workloads) w.input += `, ${(steps / lines.length).toFixed(1)} steps/sent`;
+  if (PROFILE) {
+    const { initHf } = await import('../../wasm/core.js');
+    const cfg = JSON.parse(readFileSync(path.join(bundle, 'config.json'), 'utf8'));
+    return profileTranslation(name, bundle, cfg, workloads, profile, await initHf());
+  }
   const rows = await timeWorkloads(name, workloads);
   ours.dispose();
   return rows;
@@ -646,9 +658,9 @@ const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 if (PROFILE) {
   const f2 = (x) => x.toFixed(2);
   const md = [
-    '| model | workload | input | attnlens pipeline ms/sent | of which engine call | ORT ms/sent | ORT encoder | ORT decoder steps (steps/sent) | ORT rest (JS) |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${f2(r.attnlens_pipeline_ms)} | ${f2(r.attnlens_engine_ms)} | ` +
+    '| model | workload | input | attnlens pipeline ms/sent | of which engine call | of which encoder + first step | ORT ms/sent | ORT encoder | ORT decoder steps (steps/sent) | ORT rest (JS) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${f2(r.attnlens_pipeline_ms)} | ${f2(r.attnlens_engine_ms)} | ${f2(r.attnlens_first_step_ms)} | ` +
       `${f2(r.ort_total_ms)} | ${f2(r.ort_encoder_ms)} | ${f2(r.ort_decoder_ms)} (${r.ort_steps.toFixed(1)}) | ` +
       `${f2(r.ort_total_ms - r.ort_encoder_ms - r.ort_decoder_ms)} |`),
     '', `Process-CPU milliseconds per sentence, one pass each (run.mjs --profile). ${machine}.`,
