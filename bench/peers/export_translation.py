@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_common import OPSET, Graph, export, finish, parse_args, recipe  # noqa: E402  (exits without PyTorch)
+from onnx_common import OPSET, Graph, export, finish, kv_cache_io, parse_args, recipe, write_tatoeba_dev  # noqa: E402  (exits without PyTorch)
 
 recipe("translation")
 import torch  # noqa: E402
@@ -96,13 +96,10 @@ def export_transformer(model, cfg, name, out_dir):
     for maps in (False, True):
         variant = "maps" if maps else "nomaps"
         src = torch.tensor([[5, 6, 7, 8, 9, 3]], dtype=torch.long)
-        enc_out = [f"cross_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + (["encoder_self"] if maps else [])
-        axes = {"src_ids": {1: "S"}}
-        for o in enc_out:
-            axes[o] = {2: "S"} if o.startswith("cross") else {3: "S", 4: "S"}
+        enc_out, enc_axes, in_names, out_names, axes = kv_cache_io(L, maps)
         path = os.path.join(out_dir, f"{name}.encoder.{variant}.onnx")
         export(Encoder(model, maps), (src,), path, input_names=["src_ids"], output_names=enc_out,
-               dynamic_axes=axes)
+               dynamic_axes=enc_axes)
         written.append(path)
 
         n, t, s = 2, 3, 6
@@ -110,20 +107,6 @@ def export_transformer(model, cfg, name, out_dir):
         pos = torch.tensor([t], dtype=torch.long)
         past = [torch.randn(n, H, t, dh) for _ in range(2 * L)]
         cross = [torch.randn(n, H, s, dh) for _ in range(2 * L)]
-        in_names = ["token", "pos"] + [f"past_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + \
-                   [f"cross_{kv}_{i}" for i in range(L) for kv in ("k", "v")]
-        out_names = ["logits"] + [f"present_{kv}_{i}" for i in range(L) for kv in ("k", "v")] + \
-                    (["decoder_self", "cross"] if maps else [])
-        axes = {"token": {0: "N"}, "logits": {0: "N"}}
-        for nm in in_names[2:]:
-            axes[nm] = {0: "N", 2: "T" if nm.startswith("past") else "S"}
-        for nm in out_names[1:]:
-            if nm.startswith("present"):
-                axes[nm] = {0: "N", 2: "T1"}
-            elif nm == "decoder_self":
-                axes[nm] = {1: "N", 3: "T1"}
-            else:
-                axes[nm] = {1: "N", 3: "S"}
         for lp in (False, True):  # logits (greedy) / log-probabilities (beam search)
             path = os.path.join(out_dir, f"{name}.decoder.{variant}{'.logprobs' if lp else ''}.onnx")
             names = ["logprobs" if lp else "logits"] + out_names[1:]
@@ -212,17 +195,9 @@ def main():
             meta.update({k: cfg[k] for k in ("decoder_layers", "encoder_layers", "heads", "d_model")})
         else:
             written, meta["state"] = export_rnn(model, cfg, name, args.out)
-    try:  # the Tatoeba dev split of the general corpus (general.py), for a second timing set
-        from general import TATOEBA_FILE, read_tatoeba, split_tatoeba
-        if os.path.exists(TATOEBA_FILE):
-            pairs = read_tatoeba()
-            _, dev = split_tatoeba(pairs)
-            path = os.path.join(args.out, "tatoeba_dev.de")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write("".join(pairs[i][0] + "\n" for i in dev))
-            written.append(path)
-    except ImportError:
-        pass
+    tatoeba = write_tatoeba_dev(args.out)  # a second, shorter-sentence timing set
+    if tatoeba:
+        written.append(tatoeba)
     finish(args.out, name, meta, written, indent=2)
 
 

@@ -18,7 +18,7 @@
 // --n-sst2: SST-2 dev sentences, --n-images: Flickr8k test images (at most the 20 exported); --export re-exports the ONNX files. Env PYTHON: the exporter's Python
 // (default /usr/bin/python3, which needs python3-torch; the captioner's also python3-torchvision and python3-pil).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +42,8 @@ const MODELS = arg('--models', 'de-en-general,sst2-selfattn,sst2-relation,mobile
 const N_SST2 = Number(arg('--n-sst2', 872));
 const N_BEAM = Number(arg('--n-beam', 30));
 const N_IMAGES = Number(arg('--n-images', 20));
+const N_HF_CLS = Number(arg('--n-hf-cls', 50)); // distilbert-hf: SST-2 dev sentences
+const N_HF_MT = Number(arg('--n-hf-mt', 30)); // marian-hf: Tatoeba dev sentences
 const BEAMS = arg('--beams', '1,4').split(',').map(Number);
 const JSON_OUT = arg('--json', path.join(OUT, 'results.json'));
 const MD_OUT = arg('--md', path.join(OUT, 'results.md'));
@@ -192,11 +194,20 @@ async function benchTranslation(bundleName) {
   // the same search.
   const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, alpha: beamOpts.alpha,
     copy_numbers: false, coverage_beta: 0 });
+  const workloads = await translationWorkloads(bundleName, sets, BEAMS.filter((b) => !rnn || b === 1), attn, peer);
+  if (PROFILE) return profileTranslation(bundleName, bundleDir, cfg, workloads, profile, (await import('../../wasm/core.js')).getModule());
+  const rows = await timeWorkloads(bundleName, workloads);
+  ours.dispose();
+  return rows;
+}
+
+// Parity over every sentence timed, maps on (ids and every map) and off (ids), then the maps-off / maps-on workloads
+// of each set × beam width. attn(beams, maps) and peer[`${beams}/${maps}`]: text → result.
+async function translationWorkloads(name, sets, beamsList, attn, peer) {
   const workloads = [];
   for (const set of sets) {
-    for (const beams of BEAMS.filter((b) => !rnn || b === 1)) { // RNNs: greedy only (no ORT beam search for them here)
+    for (const beams of beamsList) {
       const lines = set.lines.slice(0, beams === 1 ? N : N_BEAM);
-      // Parity over every sentence timed, maps on (ids and every map) and off (ids).
       let idsEqual = 0;
       let srcEqual = 0;
       let maxDiff = 0;
@@ -220,7 +231,7 @@ async function benchTranslation(bundleName) {
       }
       const parity = { sentences: lines.length, source_ids_equal: srcEqual, target_ids_equal: idsEqual,
         maps_within_tol: mapsOk, max_map_diff: maxDiff, first_mismatches: firstBad };
-      console.error(`${bundleName} ${set.name} beam ${beams}: parity ${JSON.stringify(parity)}`);
+      console.error(`${name} ${set.name} beam ${beams}: parity ${JSON.stringify(parity)}`);
       for (const maps of [false, true]) {
         workloads.push({ workload: `${beams === 1 ? 'greedy' : `beam ${beams}`}, ${maps ? 'every map' : 'no maps'}`,
           input: `${set.name}, first ${lines.length}`, unit: 'sent/s', inputs: lines, attnlens: attn(beams, maps),
@@ -228,21 +239,21 @@ async function benchTranslation(bundleName) {
       }
     }
   }
-  if (PROFILE) return profileTranslation(bundleName, bundleDir, cfg, workloads, profile);
-  const rows = await timeWorkloads(bundleName, workloads);
-  ours.dispose();
-  return rows;
+  return workloads;
 }
 
 // --profile: one pass per workload, process-CPU time split. attnlens: the pipeline call, and the engine's own
 // Translator.translate (the same WebAssembly call the pipeline makes, without the pipeline's JavaScript around it);
 // ORT: inside the encoder graph, inside the decoder-step graphs, the rest (JS search, cache gathers, map assembly,
 // tokenizer). Instead of the timing rounds.
-async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
-  const { getModule } = await import('../../wasm/core.js');
+// `module`: the WebAssembly module the pipeline runs on (the HF one for a converted bundle); "of which encoder + first
+// step": the same engine call with max_new_tokens 1 (the rest of the engine time is the later decoding steps).
+async function profileTranslation(model, bundleDir, cfg, workloads, profile, module) {
   const text = (f) => readFileSync(path.join(bundleDir, f), 'utf8');
-  const engine = getModule().Translator.fromBundle(JSON.stringify(cfg), new Uint8Array(readFileSync(path.join(bundleDir, cfg.weights))),
-    { [cfg.tokenizer.vocab]: text(cfg.tokenizer.vocab), [cfg.tokenizer.merges]: text(cfg.tokenizer.merges) }, model);
+  const files = Object.fromEntries(['vocab', 'merges', 'file'].map((k) => cfg.tokenizer[k]).filter((f) => typeof f === 'string')
+    .map((f) => [f, text(f)]));
+  const engine = module.Translator.fromBundle(JSON.stringify(cfg), new Uint8Array(readFileSync(path.join(bundleDir, cfg.weights))),
+    files, model);
   const cpu = () => {
     const c = process.cpuUsage();
     return (c.user + c.system) / 1000;
@@ -258,6 +269,10 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     t0 = cpu();
     for (const x of w.inputs) engine.translate(x, options);
     const engineMs = cpu() - t0;
+    const first = JSON.stringify({ ...JSON.parse(options), max_new_tokens: 1 });
+    t0 = cpu();
+    for (const x of w.inputs) engine.translate(x, first);
+    const firstStepMs = cpu() - t0;
     Object.assign(profile, { on: true, encoder: 0, decoder: 0, steps: 0 });
     t0 = cpu();
     for (const x of w.inputs) await w.ort(x);
@@ -265,7 +280,7 @@ async function profileTranslation(model, bundleDir, cfg, workloads, profile) {
     profile.on = false;
     const n = w.inputs.length;
     const r = { model, workload: w.workload, input: w.input, sentences: n,
-      attnlens_pipeline_ms: pipelineMs / n, attnlens_engine_ms: engineMs / n,
+      attnlens_pipeline_ms: pipelineMs / n, attnlens_engine_ms: engineMs / n, attnlens_first_step_ms: firstStepMs / n,
       ort_total_ms: ortMs / n, ort_encoder_ms: profile.encoder / 1000 / n, ort_decoder_ms: profile.decoder / 1000 / n,
       ort_steps: profile.steps / n };
     rows.push(r);
@@ -495,12 +510,138 @@ async function benchCaptioner(name) {
   return rows;
 }
 
+// ---------------------------------------------------------------- converted Hugging Face models (issue 60)
+// export_hf.py writes the seeded random-init HF folders (<name>.hf) and their ONNX graphs; `attnlens convert` (the
+// CLI, wasm/cli.js) turns each folder into the bundle attnlens loads (<name>/), so both engines hold the same weights.
+function ensureHfExport(name, graphs) {
+  const bundle = path.join(OUT, name);
+  if (FORCE_EXPORT || ![...graphs, `${name}.json`, `${name}.hf`].every((f) => existsSync(path.join(OUT, f)))) {
+    const probe = spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
+    if (probe.error || probe.status !== 0) hint(`PyTorch is missing for ${PYTHON} (the ONNX exporter): \`apt-get install python3-torch\``);
+    console.error(`writing ${name} (export_hf.py) ...`);
+    const r = spawnSync(PYTHON, [path.join(HERE, 'export_hf.py'), '--only', name, '--out', OUT],
+      { encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+    if (r.status !== 0) throw new Error(`export_hf.py failed: ${(r.stderr ?? '').split('\n').filter((l) => !/Warning/.test(l)).slice(-15).join('\n')}`);
+    rmSync(bundle, { recursive: true, force: true });
+  }
+  if (!existsSync(path.join(bundle, 'config.json'))) {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'wasm', 'cli.js'), 'convert', path.join(OUT, `${name}.hf`), bundle,
+      '--name', name], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`attnlens convert ${name} failed: ${r.stderr}`);
+  }
+  return { bundle, meta: JSON.parse(readFileSync(path.join(OUT, `${name}.json`), 'utf8')) };
+}
+
+// The DistilBERT-size classifier: both engines take the same token ids ([CLS] … [SEP], the fixture WordPiece
+// tokenizer's, from the pipeline's own tokenization, untimed): SST-2 dev sentences at their natural lengths, and one
+// 128- and one 512-token input (consecutive dev sentences' pieces, cut). attnlens: pipeline('text-classification')
+// on ids; ORT: the graph, the [L,1,H,T,T] output cut into the same L·H maps.
+async function benchHfClassifier(name) {
+  const { bundle, meta } = ensureHfExport(name, ['maps', 'nomaps'].map((v) => `${name}.${v}.onnx`));
+  const ours = await pipeline('text-classification', bundle);
+  const sessions = {};
+  for (const maps of [false, true]) {
+    sessions[maps] = await ort.InferenceSession.create(readGraph(OUT, `${name}.${maps ? 'maps' : 'nomaps'}.onnx`), SESSION);
+  }
+  const { layers: L, heads: H } = meta;
+  const peer = (maps) => async (ids) => {
+    const T = ids.length;
+    const r = await sessions[maps].run({ ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, T]) });
+    const logits = r.logits.data;
+    const out = { label: ours.labels[logits[1] > logits[0] ? 1 : 0], logits, ids, attentions: [] };
+    if (maps) {
+      const a = r.attentions.data;
+      for (let l = 0; l < L; l++) {
+        for (let h = 0; h < H; h++) {
+          out.attentions.push({ name: 'self-attention', layer: l, head: h, dims: [T, T], data: a.slice((l * H + h) * T * T, (l * H + h + 1) * T * T) });
+        }
+      }
+    }
+    return out;
+  };
+  const lines = readFileSync(path.join(ROOT, '..', 'shared', 'data', 'sst2', 'dev.tsv'), 'utf8').split('\n').slice(1)
+    .filter((l) => l.trim()).map((l) => l.split('\t')[0]);
+  const ids = [];
+  for (const s of lines.slice(0, N_HF_CLS)) ids.push((await ours(s, { output_attentions: false })).ids);
+  const long = async (T) => { // [CLS] + the pieces of consecutive dev sentences from the first, cut to T − 2, + [SEP]
+    const body = [];
+    for (let i = 0; body.length < T - 2 && i < lines.length; i++) {
+      body.push(...(ids[i] ?? (await ours(lines[i], { output_attentions: false })).ids).slice(1, -1));
+    }
+    return Int32Array.from([ids[0][0], ...body.slice(0, T - 2), ids[0].at(-1)]);
+  };
+  const sets = [{ input: `SST-2 dev, first ${ids.length} (mean ${(ids.reduce((a, x) => a + x.length, 0) / ids.length).toFixed(1)} tokens)`, inputs: ids },
+    { input: 'SST-2 dev pieces, 128 tokens', inputs: [await long(128)] },
+    { input: 'SST-2 dev pieces, 512 tokens', inputs: [await long(512)] }];
+  const workloads = [];
+  for (const set of sets) {
+    let labelsEqual = 0;
+    let maxLogit = 0;
+    let maxDiff = 0;
+    let mapsOk = 0;
+    for (const x of set.inputs) {
+      const a = await ours(x, { output_attentions: true });
+      const b = await peer(true)(x);
+      const b0 = await peer(false)(x);
+      if (a.label === b.label && b0.logits.every((v, i) => Math.abs(v - b.logits[i]) <= 1e-5)) labelsEqual++;
+      for (let i = 0; i < a.logits.length; i++) maxLogit = Math.max(maxLogit, Math.abs(a.logits[i] - b.logits[i]));
+      const c = compareMaps(a.attentions, b.attentions);
+      if (c.ok) mapsOk++;
+      maxDiff = Math.max(maxDiff, c.maxDiff);
+    }
+    const parity = { sentences: set.inputs.length, labels_equal: labelsEqual, max_logit_diff: maxLogit,
+      target_ids_equal: labelsEqual, maps_within_tol: mapsOk, max_map_diff: maxDiff };
+    console.error(`${name} ${set.input}: parity ${JSON.stringify(parity)}`);
+    for (const maps of [false, true]) {
+      workloads.push({ workload: maps ? 'classify, every map' : 'classify, no maps', input: set.input, unit: 'inputs/s',
+        inputs: set.inputs, attnlens: (x) => ours(x, { output_attentions: maps }), ort: peer(maps), parity });
+    }
+  }
+  const rows = await timeWorkloads(name, workloads);
+  ours.dispose();
+  return rows;
+}
+
+// The Marian-size translator, greedy: attnlens' pipeline('translation') on the text (its tokenizer, </s>, its
+// detokenisation and word alignment included); ORT: the same source ids (the pipeline's, untimed), the encoder
+// graph, translation.mjs's greedy loop over the step graph (start = <pad>, <pad> never chosen, stop at </s>, at most
+// 2·S + 10 steps), the pieces joined from vocab.json; maps assembled as for the shipped Transformers.
+async function benchHfTranslation(name) {
+  const graphs = ['encoder', 'decoder'].flatMap((g) => ['maps', 'nomaps'].map((m) => `${name}.${g}.${m}.onnx`));
+  const { bundle } = ensureHfExport(name, [...graphs, 'tatoeba_dev.de']);
+  const { createOrtTranslator, profile } = await import('./translation.mjs');
+  const ours = await pipeline('translation', bundle);
+  const lines = readFileSync(path.join(OUT, 'tatoeba_dev.de'), 'utf8').split('\n').filter((l) => l.trim()).slice(0, N_HF_MT);
+  const sourceIds = new Map();
+  for (const s of lines) sourceIds.set(s, (await ours(s, { num_beams: 1, output_attentions: false, copy_numbers: false })).source_ids);
+  const pieces = [];
+  for (const [p, i] of Object.entries(JSON.parse(readFileSync(path.join(bundle, 'vocab.json'), 'utf8')))) pieces[i] = p;
+  const tokenizer = { encode: (text) => ({ ids: sourceIds.get(text).slice(0, -1) }),
+    decode: (ids) => Array.from(ids, (i) => pieces[i]).join('').replaceAll('▁', ' ').trim() };
+  const peer = {};
+  for (const maps of [false, true]) peer[`1/${maps}`] = await createOrtTranslator(ort, OUT, bundle, tokenizer, maps, SESSION);
+  const attn = (beams, maps) => (s) => ours(s, { num_beams: beams, output_attentions: maps, copy_numbers: false });
+  const workloads = await translationWorkloads(name, [{ name: 'Tatoeba dev (general.py)', lines }], [1], attn, peer);
+  let steps = 0;
+  for (const s of lines) steps += (await ours(s, { num_beams: 1, output_attentions: false, copy_numbers: false })).target_ids.length;
+  console.error(`${name}: ${(steps / lines.length).toFixed(1)} target tokens per sentence`);
+  for (const w of workloads) w.input += `, ${(steps / lines.length).toFixed(1)} steps/sent`;
+  if (PROFILE) {
+    const { initHf } = await import('../../wasm/core.js');
+    const cfg = JSON.parse(readFileSync(path.join(bundle, 'config.json'), 'utf8'));
+    return profileTranslation(name, bundle, cfg, workloads, profile, await initHf());
+  }
+  const rows = await timeWorkloads(name, workloads);
+  ours.dispose();
+  return rows;
+}
+
 // ---------------------------------------------------------------- main
 mkdirSync(OUT, { recursive: true });
 const BENCHES = { 'de-en-general': benchTranslation, 'de-en-transformer': benchTranslation,
   'de-en-rnn-general': benchTranslation, 'de-en-rnn-additive': benchTranslation,
   'sst2-selfattn': benchSentiment, 'sst2-relation': benchSentiment, 'mobilenet-v2-imagenet': benchCaptioningEncoder,
-  'flickr8k-mobilenet': benchCaptioner };
+  'flickr8k-mobilenet': benchCaptioner, 'distilbert-hf': benchHfClassifier, 'marian-hf': benchHfTranslation };
 const results = [];
 for (const m of MODELS) {
   const b = BENCHES[m];
@@ -517,9 +658,9 @@ const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 if (PROFILE) {
   const f2 = (x) => x.toFixed(2);
   const md = [
-    '| model | workload | input | attnlens pipeline ms/sent | of which engine call | ORT ms/sent | ORT encoder | ORT decoder steps (steps/sent) | ORT rest (JS) |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${f2(r.attnlens_pipeline_ms)} | ${f2(r.attnlens_engine_ms)} | ` +
+    '| model | workload | input | attnlens pipeline ms/sent | of which engine call | of which encoder + first step | ORT ms/sent | ORT encoder | ORT decoder steps (steps/sent) | ORT rest (JS) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.model} | ${r.workload} | ${r.input} | ${f2(r.attnlens_pipeline_ms)} | ${f2(r.attnlens_engine_ms)} | ${f2(r.attnlens_first_step_ms)} | ` +
       `${f2(r.ort_total_ms)} | ${f2(r.ort_encoder_ms)} | ${f2(r.ort_decoder_ms)} (${r.ort_steps.toFixed(1)}) | ` +
       `${f2(r.ort_total_ms - r.ort_encoder_ms - r.ort_decoder_ms)} |`),
     '', `Process-CPU milliseconds per sentence, one pass each (run.mjs --profile). ${machine}.`,
@@ -529,7 +670,8 @@ if (PROFILE) {
   console.log(md);
   process.exit(0);
 }
-const parityCell = (p) => p.max_grid_diff !== undefined ? `grid max diff ${p.max_grid_diff.toExponential(1)} (values ≤ ${p.max_grid_value.toFixed(1)})` : (p.labels_equal !== undefined ? `ids ${p.ids_equal}/${p.sentences}, labels ${p.labels_equal}, ` +
+const parityCell = (p) => p.max_logit_diff !== undefined ? `labels ${p.labels_equal}/${p.sentences}, logits ±${p.max_logit_diff.toExponential(0)}, ` +
+  `maps ${p.maps_within_tol}/${p.sentences} (max ${p.max_map_diff.toExponential(1)})` : p.max_grid_diff !== undefined ? `grid max diff ${p.max_grid_diff.toExponential(1)} (values ≤ ${p.max_grid_value.toFixed(1)})` : (p.labels_equal !== undefined ? `ids ${p.ids_equal}/${p.sentences}, labels ${p.labels_equal}, ` +
   `p ±${p.max_probability_diff.toExponential(0)}` : `ids ${p.target_ids_equal}/${p.sentences}`) +
   `, maps ${p.maps_within_tol}/${p.target_ids_equal} (max ${p.max_map_diff.toExponential(1)})` +
   (p.max_beta_diff !== undefined ? `, β max ${p.max_beta_diff.toExponential(1)}` : '');

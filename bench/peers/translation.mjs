@@ -24,8 +24,13 @@ async function timed(session, part, feeds) {
   return r;
 }
 
+// The manifest's special ids (export_hf.py writes bos / eos / suppress for a converted Marian: decoder start = <pad>,
+// </s> = 0, <pad> never chosen, as the engine's hf-marian) and positions; the shipped Transformers' otherwise.
 export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
+  const bos = meta.bos ?? BOS;
+  const eos = meta.eos ?? EOS;
+  const suppress = meta.suppress ?? -1;
   const variant = maps ? 'maps' : 'nomaps';
   const enc = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.encoder.${variant}.onnx`), sessionOptions);
   const dec = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.decoder.${variant}.onnx`), sessionOptions);
@@ -34,14 +39,14 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
   const H = meta.heads;
   const dh = meta.d_model / H;
   const V = meta.vocab_size;
-  const maxPositions = 256;
+  const maxPositions = meta.max_positions ?? 256;
 
   return async function translate(text) {
     const ids = tokenizer.encode(text).ids;
     const S = Math.min(ids.length + 1, maxPositions);
     const src = new BigInt64Array(S);
     for (let i = 0; i < S - 1; i++) src[i] = BigInt(ids[i]);
-    src[S - 1] = BigInt(EOS);
+    src[S - 1] = BigInt(eos);
     const encOut = await timed(enc, 'encoder', { src_ids: new ort.Tensor('int64', src, [1, S]) });
     const feeds = {};
     for (let l = 0; l < L; l++) {
@@ -54,14 +59,14 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
     const out = [];
     const selfRows = [];
     const crossRows = [];
-    let prev = BOS;
+    let prev = bos;
     for (let t = 0; t < maxLen; t++) {
       feeds.token = new ort.Tensor('int64', BigInt64Array.of(BigInt(prev)), [1, 1]);
       feeds.pos = new ort.Tensor('int64', BigInt64Array.of(BigInt(t)), [1]);
       const r = await timed(dec, 'decoder', feeds);
       const logits = r.logits.data;
-      let best = 0;
-      for (let v = 1; v < V; v++) if (logits[v] > logits[best]) best = v; // ties: the lowest id
+      let best = suppress === 0 ? 1 : 0;
+      for (let v = best + 1; v < V; v++) if (v !== suppress && logits[v] > logits[best]) best = v; // ties: the lowest id
       for (let l = 0; l < L; l++) {
         feeds[`past_k_${l}`] = r[`present_k_${l}`];
         feeds[`past_v_${l}`] = r[`present_v_${l}`];
@@ -72,10 +77,10 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
       }
       out.push(best);
       prev = best;
-      if (best === EOS) break;
+      if (best === eos) break;
     }
     const targetIds = Int32Array.from(out);
-    const result = { text: tokenizer.decode(targetIds.filter((x) => x !== EOS)), source_ids: Int32Array.from(src, Number),
+    const result = { text: tokenizer.decode(targetIds.filter((x) => x !== eos)), source_ids: Int32Array.from(src, Number),
       target_ids: targetIds, attentions: [] };
     if (maps) {
       const T = out.length;
