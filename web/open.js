@@ -248,7 +248,9 @@ export function setupOpen() {
       $('op-output').replaceChildren(...outputLines(m.task, output).map((t) => Object.assign(document.createElement('p'), { textContent: t })));
       const t0 = performance.now();
       render(output);
+      await new Promise((resolve) => requestAnimationFrame(() => resolve())); // until the drawn views reach the screen
       const draw = performance.now() - t0;
+      $('open').dataset.drawMs = draw.toFixed(0);
       const n = tokenLists(output).src.length;
       ui.done(`${m.name}: ${ms.toFixed(0)} ms in the engine${n ? ` (${n} tokens)` : ''}; views drawn in ${draw.toFixed(0)} ms.`);
     } catch (err) {
