@@ -72,7 +72,14 @@ try {
   await page.setInputFiles('#op-folder', path.resolve(folder));
   const opened = await settled(page);
   if (opened.error) throw new Error(opened.text);
-  console.log(await page.textContent('#op-model'));
+  // The engine's memory: the converted models' module as the worker loaded it (the same module instance: initHf()
+  // keeps one), read inside the worker.
+  const heapMb = async () => {
+    const w = page.workers().find((x) => x.url().includes('/web/worker.js'));
+    const bytes = await w.evaluate(async () => (await (await import('/wasm/core.js')).initHf()).HEAP8.buffer.byteLength);
+    return (bytes / 1e6).toFixed(0);
+  };
+  console.log(`${await page.textContent('#op-model')} Engine memory: ${await heapMb()} MB.`);
   for (const n of sizes) {
     await page.fill('#op-input', Array.from({ length: Math.max(1, n - 2) }, () => word).join(' '));
     await page.$eval('#op-status', (s) => { s.textContent = ''; });
@@ -82,7 +89,7 @@ try {
     const thumbs = await page.$$eval('#op-mv canvas', (c) => c.length);
     console.log(`${s.text} (${thumbs} model-view maps)`);
   }
-  console.log(`peak resident memory of the renderer: ${rendererPeakMb().toFixed(0)} MB`);
+  console.log(`engine memory after the runs: ${await heapMb()} MB; peak resident memory of the renderer: ${rendererPeakMb().toFixed(0)} MB`);
 } finally {
   await browser.close();
   server.close();

@@ -5,15 +5,12 @@
 //        not its bytes), ArrayBuffers are moved here, not copied; a converted bundle
 //        (config.json "architecture": "hf-…") is used as it is, a Hugging Face folder (config.json "model_type") is
 //        converted first (convert(), wasm/convert/); `int8`: weights as int8 codes with per-row scales (convert's
-//        int8 option; a float bundle's weights quantized here by the same rule, wasm/convert/int8.js)
+//        int8 option; a float32 bundle is loaded with pipeline()'s precision 'int8', the engine's copy of that rule:
+//        the same codes and scales, made as the weights are loaded)
 //   { type: 'open-run', input, options }                   one run of the opened model's task
 //
 // Opening a model disposes the previous one first, so its engine's memory is free before the new bundle arrives.
 import { pipeline, convert } from '../wasm/index.js';
-import { initHf } from '../wasm/core.js';
-import { int8Config, int8Eligible, int8Entries } from '../wasm/convert/int8.js';
-import { parseSafetensors, writeSafetensors, floatValues } from '../wasm/convert/safetensors.js';
-import { MANIFEST } from '../wasm/convert/manifest.js';
 
 let opened = null; // { pipe, info }
 
@@ -48,23 +45,6 @@ export function detect(names, configText) {
   return new Error('config.json has neither "architecture" (a converted bundle) nor "model_type" (a Hugging Face folder)');
 }
 
-/** A float bundle's files with its 2-D weights as int8 codes and per-row scales (the converter's --int8 rule). */
-function quantizeBundle(config, files) {
-  const name = config.weights ?? 'weights.safetensors';
-  const bytes = files[name];
-  if (!bytes) return { config, files }; // loadBundle() names the missing file
-  const { header, data } = parseSafetensors(bytes, name);
-  const entries = [];
-  for (const [t, e] of Object.entries(header)) {
-    if (e.dtype === 'F32' && int8Eligible(config, t, e, header)) entries.push(...int8Entries(t, e.shape, floatValues(e, data)));
-    else entries.push([t, e.dtype, e.shape, data.subarray(e.data_offsets[0], e.data_offsets[1])]);
-  }
-  const q = int8Config(config);
-  const out = { ...files, [name]: writeSafetensors(entries, { format: 'pt' }), 'config.json': new TextEncoder().encode(JSON.stringify(q)) };
-  delete out[MANIFEST]; // its digests are those of the float files
-  return { config: q, files: out };
-}
-
 /** Layers, heads, parameters and labels of a converted bundle's config (its hf_config is the source's config.json). */
 function describe(config, weightsBytes) {
   const hf = config.hf_config ?? {};
@@ -97,22 +77,22 @@ export async function openModel(data, post) {
     const out = await convert(files, { int8: Boolean(data.int8), name: data.name || undefined });
     files = out.files;
     config = out.config;
-  } else if (data.int8 && (config.weight_precision ?? 'f32') !== 'int8') {
-    post('Quantizing the weights to int8…');
-    ({ config, files } = quantizeBundle(config, files));
   }
   const total = Object.values(files).reduce((a, b) => a + b.length, 0);
   post(`Loading ${config.name ?? 'the model'} (${MB(total)}) into the engine…`);
-  const pipe = await pipeline(config.task, { name: config.name, config, files });
+  const precision = data.int8 ? 'int8' : undefined;
+  const pipe = await pipeline(config.task, { name: config.name, config, files }, { precision });
   const info = { ...describe(config, files[config.weights ?? 'weights.safetensors']?.length ?? 0), converted: found.kind === 'hf',
-    bytes: total, ms: performance.now() - t0, heapBytes: (await initHf()).HEAP8.buffer.byteLength };
+    bytes: total, ms: performance.now() - t0 };
+  if (precision) info.precision = precision;
   opened = { pipe, info };
   return info;
 }
 
 /**
  * One run of the opened model. `output_qk` (the neuron view's query and key vectors) is asked for only where the
- * engine takes it: an engine without the option refuses it by name (a TypeError), and the run goes on without it.
+ * engine takes it: an engine without it refuses the option by name (an unknown option, or a model kind without the
+ * vectors), and the run goes on without it; later runs of the model do not ask again.
  */
 export async function runOpened(data) {
   if (!opened) throw new Error('no model is open: open a model folder first');
@@ -124,10 +104,10 @@ export async function runOpened(data) {
       output = await opened.pipe(data.input, { ...options, output_qk: true });
       opened.qk = true;
     } catch (err) {
-      if (!(err instanceof TypeError && /output_qk/.test(err.message))) throw err;
+      if (!/output_qk/.test(String(err?.message))) throw err;
       opened.qk = false;
     }
   }
   output ??= await opened.pipe(data.input, options);
-  return { output, ms: performance.now() - t0, heapBytes: (await initHf()).HEAP8.buffer.byteLength };
+  return { output, ms: performance.now() - t0 };
 }

@@ -164,8 +164,8 @@ function fillStats(maps) {
 /** What the section says about the opened model. */
 function describeModel(m) {
   const shape = m.layers ? `${m.layers} layers × ${m.heads} heads, ` : '';
-  return `${m.name} (${m.architecture}, ${m.task}): ${shape}${MB(m.weightsBytes)} of ${m.precision === 'int8' ? 'int8' : 'float32'} ` +
-    `weights${m.converted ? ', converted here' : ''}; opened in ${(m.ms / 1000).toFixed(1)} s, engine memory ${MB(m.heapBytes)}.`;
+  return `${m.name} (${m.architecture}, ${m.task}): ${shape}${MB(m.weightsBytes)} of weights, ` +
+    `${m.precision === 'int8' ? 'int8' : 'float32'} in the engine${m.converted ? ', converted here' : ''}; opened in ${(m.ms / 1000).toFixed(1)} s.`;
 }
 
 export function setupOpen() {

@@ -155,7 +155,7 @@ test('a bad folder gives a clear error and the page keeps working', { skip: BROW
   await pick('#op-folder', path.join(FIX, 'bert-small', 'bundle'));
   s = await settled();
   assert.ok(!s.error, s.text);
-  assert.match(await page.textContent('#op-model'), /of int8 weights/);
+  assert.match(await page.textContent('#op-model'), /int8 in the engine/);
   await run('a fine film');
   assert.equal((await views()).thumbs, 9);
   await page.uncheck('#op-int8');
