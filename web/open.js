@@ -15,7 +15,7 @@ import { fileName, mapsDocument, registerPng, wireMapExports } from './export.js
 import { labelsOf, layerStats, openBlocks, outputLines, tokenLists } from './open-views.js';
 
 const OPEN_TIMEOUT_MS = 15 * 60_000; // converting and loading a large model sends no message for a while
-const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
+const MB = (n) => (n < 1e6 ? `${Math.ceil(n / 1e3)} KB` : `${(n / 1e6).toFixed(1)} MB`);
 
 /** Fills a <select> with [value, label] items, keeping its value when it is still offered. */
 function fillSelect(sel, items) {
@@ -24,11 +24,11 @@ function fillSelect(sel, items) {
   if (items.some(([v]) => String(v) === prev)) sel.value = prev;
 }
 
-/** The files of a drop: a dropped folder's files (top level), else the dropped files themselves. */
+/** The files of a drop and the folder's name: a dropped folder's files (top level), else the dropped files themselves. */
 async function droppedFiles(dt) {
   const entries = [...(dt.items ?? [])].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
   const dir = entries.find((e) => e.isDirectory);
-  if (!dir) return [...dt.files];
+  if (!dir) return { list: [...dt.files], name: '' };
   const reader = dir.createReader();
   const all = [];
   for (;;) {
@@ -36,7 +36,8 @@ async function droppedFiles(dt) {
     if (!batch.length) break;
     all.push(...batch);
   }
-  return Promise.all(all.filter((e) => e.isFile).map((e) => new Promise((resolve, reject) => e.file(resolve, reject))));
+  const list = await Promise.all(all.filter((e) => e.isFile).map((e) => new Promise((resolve, reject) => e.file(resolve, reject))));
+  return { list, name: dir.name };
 }
 
 /** The head view: the chosen attention kind and layer, one line drawing per head, heads toggled by their buttons. */
@@ -201,13 +202,14 @@ export function setupOpen() {
   }
   $('op-mv-derived').addEventListener('change', () => state.result && render(state.result));
 
-  async function openFiles(list) {
+  /** Opens `list` (Files); `name`: the folder's, the model's name when its files are converted. */
+  async function openFiles(list, name = '') {
     const files = Object.fromEntries([...list].map((f) => [f.name, f]));
     demo.touch();
     ui.busy(`Opening ${list.length} file${list.length === 1 ? '' : 's'}…`);
     $('op-run').disabled = true;
     try {
-      const m = await call('open', { files, int8: $('op-int8').checked }, (e) => { if (e.status === 'step') ui.busy(e.text); },
+      const m = await call('open', { files, int8: $('op-int8').checked, name }, (e) => { if (e.status === 'step') ui.busy(e.text); },
         { timeoutMs: OPEN_TIMEOUT_MS });
       state.model = m;
       state.result = null;
@@ -259,7 +261,10 @@ export function setupOpen() {
   }
 
   for (const id of ['op-folder', 'op-files']) {
-    $(id).addEventListener('change', () => { if ($(id).files.length) openFiles($(id).files); });
+    $(id).addEventListener('change', () => {
+      const list = $(id).files;
+      if (list.length) openFiles(list, list[0].webkitRelativePath?.split('/')[0] ?? '');
+    });
   }
   const drop = $('op-drop');
   drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
@@ -267,8 +272,8 @@ export function setupOpen() {
   drop.addEventListener('drop', async (ev) => {
     ev.preventDefault();
     drop.classList.remove('over');
-    const list = await droppedFiles(ev.dataTransfer);
-    if (list.length) openFiles(list);
+    const { list, name } = await droppedFiles(ev.dataTransfer);
+    if (list.length) openFiles(list, name);
   });
   return { autorun: () => undefined };
 }
