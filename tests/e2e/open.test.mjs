@@ -170,3 +170,20 @@ test('a bad folder gives a clear error and the page keeps working', { skip: BROW
   await page.uncheck('#op-int8');
   assert.deepEqual(problems, []);
 });
+
+test('markup typed into the text field is shown as text: no element from it, no script runs', { skip: BROWSER_SKIP }, async () => {
+  // GPT-2: the generated text starts with the prompt as typed, so the output line shows the markup itself.
+  await dropFiles(filesOf(path.join('gpt2-tiny', 'hf')));
+  const opened = await settled();
+  assert.ok(!opened.error, opened.text);
+  await page.fill('#op-max', '2');
+  for (const payload of ['<img src=x onerror="window.__xss=1">', '"><script>window.__xss=1</script>']) {
+    await run(payload);
+    assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined', `${payload}: no script ran`);
+    assert.equal(await page.$$eval('#open img, #open script, #open [onerror]', (e) => e.length), 0, `${payload}: no element from the text`);
+    const shown = await page.$$eval('#op-output p, #op-status, #op-model', (els) => els.map((e) => e.children.length));
+    assert.ok(shown.length > 2 && shown.every((n) => n === 0), 'the output, status and model lines hold text only');
+    assert.ok((await page.textContent('#op-output')).startsWith(payload), 'the prompt is shown as typed');
+  }
+});
+
