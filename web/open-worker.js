@@ -9,7 +9,8 @@
 //        the same codes and scales, made as the weights are loaded)
 //   { type: 'open-run', input, options }                   one run of the opened model's task
 //
-// Opening a model disposes the previous one first, so its engine's memory is free before the new bundle arrives.
+// Opening a model disposes the previous one first, so its engine's memory is free before the new bundle arrives;
+// files that are not a model (detect()) leave the open one as it is.
 import { pipeline, convert } from '../wasm/index.js';
 
 let opened = null; // { pipe, info }
@@ -58,19 +59,21 @@ function describe(config, weightsBytes) {
 /** Opens the model in `data.files`; `post(text)` reports each step. Resolves with what the page shows about it. */
 export async function openModel(data, post) {
   const t0 = performance.now();
+  const names = Object.keys(data.files ?? {});
+  const read = async (v) => new Uint8Array(v instanceof Blob ? await v.arrayBuffer() : v);
+  const found = detect(names, names.includes('config.json') ? new TextDecoder().decode(await read(data.files['config.json'])) : '');
+  if (found instanceof Error) {
+    // Files that are no model leave the open model as it is.
+    if (opened) found.message += ` (${opened.info.name} is still open)`;
+    throw found;
+  }
   if (opened) {
-    opened.pipe.dispose();
+    opened.pipe.dispose(); // before the new weights are read: its memory is free for them
     opened = null;
   }
-  const names = Object.keys(data.files ?? {});
   // Files (Blobs) arrive as references to the person's files: each is read here, once.
   let files = {};
-  for (const n of names) {
-    const v = data.files[n];
-    files[n] = new Uint8Array(v instanceof Blob ? await v.arrayBuffer() : v);
-  }
-  const found = detect(names, files['config.json'] ? new TextDecoder().decode(files['config.json']) : '');
-  if (found instanceof Error) throw found;
+  for (const n of names) files[n] = await read(data.files[n]);
   let config = found.config;
   if (found.kind === 'hf') {
     post(`Converting the Hugging Face ${config.model_type} folder (${names.length} files)…`);

@@ -221,10 +221,13 @@ export function setupOpen() {
       ui.done(`Opened ${m.name}. Type an input and run it.`);
       document.body.dataset.opened = m.name;
     } catch (err) {
-      state.model = null;
-      $('op-model').textContent = '';
       ui.fail(err);
-      $('op-run').disabled = true;
+      if (!/ is still open\)$/.test(err.message)) { // else the model opened before is still there
+        state.model = null;
+        $('op-model').textContent = '';
+        document.body.dataset.opened = '';
+      }
+      $('op-run').disabled = !state.model;
     }
   }
 
