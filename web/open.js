@@ -213,6 +213,8 @@ export function setupOpen() {
         { timeoutMs: OPEN_TIMEOUT_MS });
       state.model = m;
       state.result = null;
+      $('op-panels').hidden = true; // the views of the model before
+      $('op-output').replaceChildren();
       $('op-model').textContent = describeModel(m);
       $('op-text-wrap').hidden = m.task === 'image-classification';
       $('op-image-wrap').hidden = m.task !== 'image-classification';
@@ -224,6 +226,9 @@ export function setupOpen() {
       ui.fail(err);
       if (!/ is still open\)$/.test(err.message)) { // else the model opened before is still there
         state.model = null;
+        state.result = null;
+        $('op-panels').hidden = true;
+        $('op-output').replaceChildren();
         $('op-model').textContent = '';
         document.body.dataset.opened = '';
       }

@@ -134,6 +134,7 @@ test('a Hugging Face folder dropped on the section is converted in the worker an
   assert.ok(!opened.error, opened.text);
   assert.match(await page.textContent('#op-model'), /hf-gpt2, text-generation\): 2 layers × 4 heads.*converted here/);
   assert.equal(await page.textContent('#op-run'), 'Generate');
+  assert.ok(await page.$eval('#op-panels', (e) => e.hidden), 'the views of the model before are gone');
   await page.fill('#op-max', '6');
   await run('Hello world');
   const v = await views();
