@@ -3,8 +3,9 @@
 // (tests/fixtures/hf/gpt2-tiny/hf) dropped on the section and converted in the worker; each runs an input and its
 // views draw: the model view has one thumbnail per layer × head (and more with rollout and flow), the head view
 // shows one toggle per head and draws coloured lines, the head statistics have one row per layer, the neuron view
-// shows where the result carries q and k. The numbers shown are the package's own: the page's features and generated
-// text equal a pipeline over the committed bundle run in the page's main thread. A folder without config.json and a
+// draws the query and key vectors, whose softmax(q·k/√d) equals the engine's map. The numbers shown are the
+// package's own: the page's features and generated text equal a pipeline over the committed bundle run in the page's
+// main thread. A folder without config.json and a
 // folder of another kind give a clear error, and the page keeps working. Screenshots: tests/e2e/artifacts/open-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,6 +93,14 @@ async function views() {
   return shown;
 }
 
+/** The neuron view is shown, draws, and its weights recomputed from q and k equal the engine's map. */
+async function neuronDrawn(v) {
+  assert.ok(v.neuron, 'the neuron view shows');
+  assert.ok((await canvasProbe(page, '#op-neuron')).color > 100, 'the neuron view draws the vectors');
+  const worst = Number(/at most ([\d.e+-]+)/.exec(await page.textContent('#op-nv-check'))[1]);
+  assert.ok(worst < 1e-5, `q and k give the engine's map (worst ${worst})`);
+}
+
 test('a converted bundle opens through the folder picker; its views draw every layer × head', { skip: BROWSER_SKIP }, async () => {
   const { num_hidden_layers: L, num_attention_heads: H } = hfConfig('bert-small');
   await pick('#op-folder', path.join(FIX, 'bert-small', 'bundle'));
@@ -111,12 +120,8 @@ test('a converted bundle opens through the folder picker; its views draw every l
   // The page's features are the package's: a feature-extraction pipeline over the same bundle in the main thread.
   const ref = await reference('bert-small', 'feature-extraction', text);
   assert.match(v.output, new RegExp(`^${ref.dims[0]} × ${ref.dims[1]} features`));
-  assert.equal(v.neuron, ref.qk, 'the neuron view shows where the result has q and k');
-  if (ref.qk) {
-    assert.ok((await canvasProbe(page, '#op-neuron')).color > 100, 'the neuron view draws the vectors');
-    const worst = Number(/at most ([\d.e+-]+)/.exec(await page.textContent('#op-nv-check'))[1]);
-    assert.ok(worst < 1e-4, `q and k give the engine's map (worst ${worst})`);
-  }
+  assert.ok(ref.qk, 'the engine returns q and k (output_qk)');
+  await neuronDrawn(v);
   // Rollout and flow add one block each of the self-attention (one map per layer, and one).
   await page.check('#op-mv-derived');
   assert.equal(await page.$$eval('#op-mv canvas', (c) => c.length), L * H + L + 1);
@@ -142,6 +147,7 @@ test('a Hugging Face folder dropped on the section is converted in the worker an
   assert.ok(v.output.startsWith(ref), `page: ${v.output}; bundle: ${ref}`);
   assert.equal(v.thumbs, 2 * 4);
   assert.equal(v.heads, 4);
+  await neuronDrawn(v);
   assert.equal(v.statsRows, 2);
   assert.ok(v.headView.color > 50);
 });
