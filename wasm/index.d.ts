@@ -425,6 +425,11 @@ export interface TextGenerationRunOptions {
   do_sample?: boolean;
   /** Default true; false leaves `attentions` empty. */
   output_attentions?: boolean;
+  /**
+   * Also `qk`, the query and key vectors behind every map (the neuron view), whatever output_attentions says.
+   * Default false.
+   */
+  output_qk?: boolean;
 }
 export interface TextGenerationResult {
   /** The prompt followed by the generated text. */
@@ -441,6 +446,12 @@ export interface TextGenerationResult {
   stopped: string;
   /** 'self-attention' [N, N] per layer and head over the N positions fed (causal: zero above the diagonal). */
   attentions: AttentionMaps;
+  /**
+   * With output_qk: 'self-attention.query' [rows, d_head] and 'self-attention.key' [columns, d_head] per layer and
+   * head; row i of a map is softmax_j(query[i]·key[j] / √d_head), over j ≤ i; [N, d_head] over the same
+   * positions, from one more forward after generation.
+   */
+  qk?: AttentionMaps;
 }
 /**
  * Greedy text generation with a converted GPT-2 bundle (config "architecture": "hf-gpt2"), run by the converted
@@ -458,6 +469,11 @@ export interface TextGenerationPipeline extends Pipeline<string | Int32Array | {
 export interface HfEncoderRunOptions {
   /** Default true; false leaves `attentions` empty. */
   output_attentions?: boolean;
+  /**
+   * Also `qk`, the query and key vectors behind every map (the neuron view), whatever output_attentions says.
+   * Default false.
+   */
+  output_qk?: boolean;
 }
 export interface TextClassificationResult {
   /** The most probable label (the first on a tie). */
@@ -474,6 +490,11 @@ export interface TextClassificationResult {
   tokens: string[];
   /** 'self-attention' per layer and head, [T, T] (ViT: [N + 1, N + 1] over the CLS token and the patches). */
   attentions: AttentionMaps;
+  /**
+   * With output_qk: 'self-attention.query' [rows, d_head] and 'self-attention.key' [columns, d_head] per layer and
+   * head; row i of a map is softmax_j(query[i]·key[j] / √d_head).
+   */
+  qk?: AttentionMaps;
 }
 export interface FeatureExtractionResult {
   /** The last hidden state, row-major [T, d]. */
@@ -488,6 +509,11 @@ export interface FeatureExtractionResult {
   tokens: string[];
   /** 'self-attention' per layer and head, [T, T]. */
   attentions: AttentionMaps;
+  /**
+   * With output_qk: 'self-attention.query' [rows, d_head] and 'self-attention.key' [columns, d_head] per layer and
+   * head; row i of a map is softmax_j(query[i]·key[j] / √d_head).
+   */
+  qk?: AttentionMaps;
 }
 /**
  * A converted BERT or DistilBERT classifier (config "architecture": "hf-bert" | "hf-distilbert", task
@@ -619,7 +645,7 @@ export interface TranslationRunOptions {
   word_maps?: boolean;
   /**
    * Also the query and key vectors behind every map (`qk`, the neuron view): one more teacher-forced decoder run.
-   * Transformer translators only (an Error for the RNN translators). Default false.
+   * Transformer and converted Marian (hf-marian) translators only (an Error for the RNN translators). Default false.
    */
   output_qk?: boolean;
   /**

@@ -9,6 +9,7 @@ import { setupSentiment } from './sentiment.js';
 import { setupCaption } from './caption.js';
 import { setupVqa } from './vqa.js';
 import { setupPointer } from './pointer.js';
+import { setupOpen } from './open.js';
 import { wireExportButtons } from './export.js';
 import { INITIAL_STATE } from './state.js';
 import { expandTemplates } from './demo.js';
@@ -30,6 +31,7 @@ const demos = [
   [document.getElementById('sentiment'), setupSentiment()],
   [document.getElementById('vqa'), setupVqa()],
   [document.getElementById('pointer'), setupPointer()],
+  [document.getElementById('open'), setupOpen()], // runs nothing until the person opens a model
 ];
 wireExportButtons();
 

@@ -1,7 +1,7 @@
 // Keeps the page's own files (HTML, JS, CSS, the .wasm, example images) for offline reloads. Network first: a
 // reachable server always wins, so a development reload never sees stale files; offline, the last copy is served.
 // Model bundles (/models/) are not handled here: the package caches them itself (env.cacheName).
-const CACHE = 'attnlens-page-v4';
+const CACHE = 'attnlens-page-v5';
 
 // The app shell, fetched at install time so that the very first visit already works offline on reload. Files a
 // build lacks (e.g. a task module) are skipped.
@@ -9,7 +9,7 @@ const SHELL = [
   './', './index.html', './style.css', './app.js', './client.js', './draw.js', './maps.js', './lab.js', './translate.js',
   './translate-views.js', './translate-panels.js', './translate-align.js', './demo.js', './overlay.js',
   './sentiment.js', './caption.js', './worker.js', './modelview.js', './headstats.js', './export.js', './state.js',
-  './rollout.js', './coverage.js', './neuron.js', './heat.js', './vqa.js', './pointer.js', './lab/ui.js', './lab/plane.js', './lab/words.js', './lab/panels-plane.js',
+  './rollout.js', './coverage.js', './neuron.js', './heat.js', './vqa.js', './pointer.js', './open.js', './open-views.js', './open-worker.js', './lab/ui.js', './lab/plane.js', './lab/words.js', './lab/panels-plane.js',
   './lab/panels-text.js', './lab/panels-image.js', '../wasm/pipelines/input.js', '../wasm/pipelines/base.js', '../wasm/pipelines/contract.js',
   '../wasm/index.js', '../wasm/core.js', '../wasm/attention.js', '../wasm/text.js', '../wasm/pipeline.js',
   '../wasm/models.js', '../wasm/trace.js', '../wasm/pipelines/sentiment.js', '../wasm/pipelines/translation.js',

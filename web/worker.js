@@ -8,14 +8,17 @@
 //               { id, type: 'run', task, model, input, options }
 //               { id, type: 'run', task, model, args }  (the pipeline's arguments, e.g. [image, question, options])
 //               { id, type: 'align', task, model, source, target, options }  (translation: forced decoding of `target`)
+//               { id, type: 'open', files, int8, name }  { id, type: 'open-run', input, options }  (a model from the
+//               person's own files, held here until the next 'open': open-worker.js)
 //               { id, type: 'debug-crash', mode }  (only when loaded as worker.js?test-hooks=1, i.e. from a page opened
 //               with ?test-hooks=1: the next run/align fails on purpose; mode 'throw' | 'trap' | 'hang')
-// Messages out: { id, type: 'progress', event }  (download progress of `load`/`run`)
+// Messages out: { id, type: 'progress', event }  (download progress of `load`/`run`; `open`: { status: 'step', text })
 //               { id, type: 'result', value }     { id, type: 'error', message, missing, fatal }
 //               { type: 'csp-violation', text }   (a Content-Security-Policy violation in the worker)
 // `fatal`: a WebAssembly trap (RuntimeError, e.g. an abort in the engine) or running out of memory; the module may
 // be in a broken state, so the page (client.js) terminates this worker and starts a new one.
 import { pipeline, env, init, info, memoryStats, AttentionMaps } from '../wasm/index.js';
+import { openModel, runOpened } from './open-worker.js';
 
 env.modelBaseUrl = new URL('../models/', self.location.href).href;
 
@@ -117,6 +120,11 @@ self.onmessage = async ({ data }) => {
     } else if (type === 'load') {
       const p = await getPipe(data.task, data.model, id);
       self.postMessage({ id, type: 'result', value: { model: p.model, config: plain(p.config) } });
+    } else if (type === 'open') {
+      const value = await openModel(data, (text) => self.postMessage({ id, type: 'progress', event: { status: 'step', text } }));
+      self.postMessage({ id, type: 'result', value });
+    } else if (type === 'open-run') {
+      postResult(id, await runOpened(data));
     } else if (type === 'debug-crash' && TEST_HOOKS) {
       if (!['throw', 'trap', 'hang'].includes(data.mode)) throw new Error(`debug-crash: unknown mode ${data.mode}`);
       crashNext = data.mode;

@@ -93,6 +93,18 @@ inline OptionSpec output_attentions_option(std::string doc) {
   return option("output_attentions", OptionKind::kBoolean, OptionTime::kCall, true, std::move(doc));
 }
 
+// output_qk, as the tasks with dot-product maps have it: a boolean given per call, default false.
+inline OptionSpec output_qk_option() {
+  return option("output_qk", OptionKind::kBoolean, OptionTime::kCall, false,
+                "also `qk`, the query and key vectors behind every map (the neuron view)");
+}
+// Its result field; `kinds` names the map kinds it covers.
+inline FieldSpec qk_field(const std::string& kinds) {
+  return {"qk", "maps",
+          "with output_qk: '<kind>.query' [rows, d_head] and '<kind>.key' [columns, d_head] per layer and head of " +
+              kinds + ", map = softmax(query·keyᵀ/√d_head)"};
+}
+
 // One option's value, read and checked as declared (nlohmann::json; null when absent).
 class OptionValues {
  public:

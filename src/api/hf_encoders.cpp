@@ -17,8 +17,11 @@ namespace attnlens::api {
 namespace {
 
 Contract encoder_contract(const std::string& task, std::vector<FieldSpec> result) {
-  return Contract{
-      task, "", {output_attentions_option("false: `attentions` comes back empty")}, std::move(result)};
+  result.push_back(qk_field("'self-attention'"));
+  return Contract{task,
+                  "",
+                  {output_attentions_option("false: `attentions` comes back empty"), output_qk_option()},
+                  std::move(result)};
 }
 
 std::vector<FieldSpec> classification_fields(const std::string& ids_doc) {
@@ -113,6 +116,7 @@ HfEncoderParams hf_encoder_params(const Contract& contract, const std::string& p
   const OptionValues v = read_options(contract, OptionTime::kCall, contract.task + " params", params_json);
   HfEncoderParams p;
   p.output_attentions = v.boolean("output_attentions", p.output_attentions);
+  p.output_qk = v.boolean("output_qk", p.output_qk);
   return p;
 }
 
@@ -126,9 +130,9 @@ struct TextModel {
   text::HfTokenizer tokenizer;
 
   models::HfEncoderOutput run(const std::vector<int>& ids, const HfEncoderParams& params,
-                              std::vector<std::string>& tokens, AttentionTrace& trace) const {
+                              std::vector<std::string>& tokens, AttentionTrace& trace, AttentionTrace& qk) const {
     for (int id : ids) tokens.push_back(tokenizer.id_to_token(id));
-    return model.forward(ids, params.output_attentions ? &trace : nullptr);
+    return model.forward(ids, params.output_attentions ? &trace : nullptr, nullptr, params.output_qk ? &qk : nullptr);
   }
 };
 
@@ -171,7 +175,7 @@ HfClassificationResult HfTextClassifier::classify_ids(const std::vector<int>& id
                                                       const HfEncoderParams& params) const {
   HfClassificationResult r;
   r.ids = ids;
-  const auto out = impl_->text.run(ids, params, r.tokens, r.attentions);
+  const auto out = impl_->text.run(ids, params, r.tokens, r.attentions, r.qk);
   attnlens::api::classify(out.logits, impl_->labels, r);
   return r;
 }
@@ -210,7 +214,7 @@ HfFeatureResult HfFeatureExtractor::extract_ids(const std::vector<int>& ids,
                                                 const HfEncoderParams& params) const {
   HfFeatureResult r;
   r.ids = ids;
-  auto out = impl_->text.run(ids, params, r.tokens, r.attentions);
+  auto out = impl_->text.run(ids, params, r.tokens, r.attentions, r.qk);
   r.dims = {static_cast<int>(ids.size()), static_cast<int>(impl_->text.model.d_model())};
   r.features = std::move(out.last_hidden_state);
   r.pooled = std::move(out.pooled);
@@ -291,7 +295,8 @@ HfClassificationResult HfImageClassifier::classify(const std::uint8_t* pixels, s
   const std::size_t s = impl_->model.image_height();
   HfClassificationResult r;
   const auto out = impl_->model.forward(pixel_values(pixels, size, width, height, channels), s, s,
-                                        params.output_attentions ? &r.attentions : nullptr);
+                                        params.output_attentions ? &r.attentions : nullptr, nullptr,
+                                        params.output_qk ? &r.qk : nullptr);
   attnlens::api::classify(out.logits, impl_->labels, r);
   return r;
 }

@@ -16,7 +16,9 @@
 // which the processor uses, antialiases when it shrinks, so a larger image differs slightly; an image already
 // of the model's size is exact; rescale, normalise with image.mean / image.std) → softmax of the logits.
 // Inputs longer than max_position_embeddings are an Error naming both numbers (nothing is cut silently).
-// Maps: "self-attention", one per layer × head, [T, T] (ViT: [N + 1, N + 1], index 0 the CLS token).
+// Maps: "self-attention", one per layer × head, [T, T] (ViT: [N + 1, N + 1], index 0 the CLS token). With
+// output_qk, `qk` holds the vectors they come from, "self-attention.query" [T, d_head] and "self-attention.key"
+// [T, d_head] per layer × head (after the projections' bias), so that row i of a map is softmax_j(q[i]·k[j]/√d_head).
 #pragma once
 
 #include <cstddef>
@@ -37,11 +39,13 @@ namespace attnlens::api {
 
 struct HfEncoderParams {
   bool output_attentions = true;  // false: `attentions` stays empty
+  // The neuron view's data: `qk`, the query and key vectors behind every map, given whatever output_attentions says.
+  bool output_qk = false;
 };
 const Contract& hf_text_classification_contract();
 const Contract& hf_feature_extraction_contract();
 const Contract& hf_image_classification_contract();
-// {"output_attentions": b}, checked against `contract`.
+// {"output_attentions": b, "output_qk": b}, checked against `contract`.
 HfEncoderParams hf_encoder_params(const Contract& contract, const std::string& params_json);
 
 struct LabelScore {
@@ -61,11 +65,12 @@ struct HfClassificationResult {
   std::vector<int> ids;             // text tasks: the ids the model saw (special tokens included)
   std::vector<std::string> tokens;  // and their tokens
   AttentionTrace attentions;
+  AttentionTrace qk;  // with output_qk: "self-attention.query" / ".key" per layer and head, [rows, d_head]
 
   template <class F>
   void fields(F&& f) const {
     f("label", label), f("score", score), f("scores", scores), f("logits", logits), f("ids", ids);
-    f("tokens", tokens), f("attentions", attentions);
+    f("tokens", tokens), f("attentions", attentions), f("qk", present_if(!qk.empty(), qk));
   }
 };
 
@@ -76,11 +81,12 @@ struct HfFeatureResult {
   std::vector<int> ids;
   std::vector<std::string> tokens;
   AttentionTrace attentions;
+  AttentionTrace qk;  // with output_qk, as HfClassificationResult::qk
 
   template <class F>
   void fields(F&& f) const {
     f("features", features), f("dims", dims), f("pooled", pooled), f("ids", ids), f("tokens", tokens);
-    f("attentions", attentions);
+    f("attentions", attentions), f("qk", present_if(!qk.empty(), qk));
   }
 };
 

@@ -20,6 +20,7 @@ const Contract& text_generation_contract() {
           option("do_sample", OptionKind::kBoolean, OptionTime::kCall, false,
                  "false: greedy decoding (sampling is not implemented: true is an error)"),
           output_attentions_option("false: `attentions` comes back empty"),
+          output_qk_option(),
       },
       {
           {"generated_text", "string", "the prompt followed by the generated text"},
@@ -29,6 +30,7 @@ const Contract& text_generation_contract() {
           {"tokens", "string[]", "the tokens of prompt_ids then new_ids"},
           {"stopped", "string", "'eos' or 'length'"},
           {"attentions", "maps", "'self-attention' [N, N] per layer and head over the positions fed"},
+          qk_field("'self-attention' over the positions fed (one more forward after generation)"),
       }};
   return c;
 }
@@ -41,6 +43,7 @@ TextGenerationParams text_generation_params(const std::string& params_json) {
   TextGenerationParams p;
   p.max_new_tokens = static_cast<int>(v.integer("max_new_tokens", p.max_new_tokens));
   p.output_attentions = v.boolean("output_attentions", p.output_attentions);
+  p.output_qk = v.boolean("output_qk", p.output_qk);
   return p;
 }
 
@@ -140,6 +143,13 @@ TextGenerationResult TextGenerator::generate_ids(const std::vector<int>& prompt_
   r.generated_text = impl_->tokenizer.decode(r.prompt_ids) + r.new_text;
   if (params.output_attentions)
     assemble(blocks, state.length(), model.layers() * model.heads(), r.attentions);
+  if (params.output_qk) {
+    // the vectors behind those maps: one forward over the ids fed (the last new id is never fed)
+    std::vector<int> fed = r.prompt_ids;
+    fed.insert(fed.end(), r.new_ids.begin(), r.new_ids.end());
+    fed.resize(state.length());
+    model.forward(fed, nullptr, nullptr, &r.qk);
+  }
   return r;
 }
 

@@ -29,9 +29,10 @@ namespace attnlens::api {
 struct TextGenerationParams {
   int max_new_tokens = 20;        // 1 … 4096
   bool output_attentions = true;  // false: `attentions` stays empty
+  bool output_qk = false;         // also `qk` (whatever output_attentions says)
 };
 const Contract& text_generation_contract();
-// Parses {"max_new_tokens": N, "do_sample": false, "output_attentions": b} as the contract declares it.
+// Parses {"max_new_tokens": N, "do_sample": false, "output_attentions": b, "output_qk": b} as the contract declares it.
 TextGenerationParams text_generation_params(const std::string& params_json);
 
 struct TextGenerationResult {
@@ -44,11 +45,16 @@ struct TextGenerationResult {
   // "self-attention" maps, one per layer × head, dims [N, N] over the N positions the model was fed (the prompt and
   // every new id but the last), row i being the attention of position i when it was fed; zero above the diagonal.
   AttentionTrace attentions;
+  // With output_qk: the vectors behind those maps, "self-attention.query" and "self-attention.key" [N, d_head] per
+  // layer × head, from one teacher-forced forward over the same N ids after generation (row i of a map =
+  // softmax_j≤i(query[i]·key[j]/√d_head)).
+  AttentionTrace qk;
 
   template <class F>
   void fields(F&& f) const {
     f("generated_text", generated_text), f("new_text", new_text), f("prompt_ids", prompt_ids);
     f("new_ids", new_ids), f("tokens", tokens), f("stopped", stopped), f("attentions", attentions);
+    f("qk", present_if(!qk.empty(), qk));
   }
 };
 

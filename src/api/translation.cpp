@@ -181,7 +181,7 @@ namespace {
 void check_qk_param(const TranslationParams& p, const models::Seq2SeqModel& model, const std::string& architecture) {
   require(!p.output_qk || model.has_query_key_vectors(),
           "translate: output_qk (query/key vectors) needs dot-product attention; this model is " + architecture +
-              " (only transformer-seq2seq translators have them)");
+              " (only transformer-seq2seq and hf-marian translators have them)");
 }
 
 void check_alignment_params(const TranslationParams& p, const AlignmentDefaults& d) {
@@ -277,7 +277,7 @@ std::vector<OptionSpec> map_options() {
       integer_option("alignment_head", call, 0, 1023, nullptr, "the cross head of the alignment (method head)"),
       option("word_maps", OptionKind::kBoolean, call, false, "also every map merged to words (word_attentions)"),
       option("output_qk", OptionKind::kBoolean, call, false,
-             "the query and key vectors behind every map (qk; Transformer translators only)"),
+             "the query and key vectors behind every map (qk; Transformer and Marian translators only)"),
       option("restore_case", OptionKind::kBoolean, call, true,
              "an ALL-CAPS or all-lower-case sentence is re-cased before the model sees it"),
   };

@@ -69,8 +69,8 @@ struct TranslationParams {
   int alignment_head = -1;
   bool word_maps = false;                // also every map merged to words (word_attentions)
   // The neuron view's data: the query and key vectors behind every map (`qk`), by teacher forcing of the result's
-  // tokens after the search (one more decoder run, only when asked). Transformer translators only; an error for
-  // the RNN translators (additive/bilinear attention has no query·key product to show).
+  // tokens after the search (one more decoder run, only when asked). Transformer and hf-marian translators only;
+  // an error for the RNN translators (additive/bilinear attention has no query·key product to show).
   bool output_qk = false;
   // Numbers copied by alignment (analysis/number_copy.h): a number the model wrote that differs from the source
   // number its word alignment links it to is replaced by that number in English notation ("2,50" → "2.50",

@@ -1,6 +1,8 @@
 // Trace recording helpers; see trace_record.h.
 #include "attention/trace_record.h"
 
+#include <algorithm>
+
 #include "attention/detail.h"
 
 namespace attnlens::attention {
@@ -23,6 +25,13 @@ void record_heads(AttentionTrace& trace, const std::string& name, const float* h
   for (std::size_t h = 0; h < num_heads; ++h) {
     record_weights(trace, name, head_weights + h * per_head, {n_q, n_k}, layer, static_cast<int>(h), step);
   }
+}
+
+void record_head_vectors(AttentionTrace& trace, const std::string& name, std::size_t layer, std::size_t head,
+                         const float* x, std::size_t rows, std::size_t d, std::size_t d_head) {
+  float* m = trace.add(name, static_cast<int>(layer), static_cast<int>(head), -1, {rows, d_head});
+  if (m == nullptr) return;
+  for (std::size_t i = 0; i < rows; ++i) std::copy_n(x + i * d + head * d_head, d_head, m + i * d_head);
 }
 
 }  // namespace attnlens::attention

@@ -18,4 +18,10 @@ void record_weights(AttentionTrace& trace, const std::string& name, const float*
 void record_heads(AttentionTrace& trace, const std::string& name, const float* head_weights,
                   std::size_t num_heads, std::size_t n_q, std::size_t n_k, int layer = -1, int step = -1);
 
+// Records head `head`'s columns [head·d_head, (head + 1)·d_head) of projected rows x [rows × d] as one map `name`
+// [rows, d_head] (layer, head): the query or key vectors behind a dot-product map (the neuron view's `qk`).
+// No-op when the trace is disabled.
+void record_head_vectors(AttentionTrace& trace, const std::string& name, std::size_t layer, std::size_t head,
+                         const float* x, std::size_t rows, std::size_t d, std::size_t d_head);
+
 }  // namespace attnlens::attention

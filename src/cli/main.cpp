@@ -51,7 +51,7 @@ usage:
       ([[source word, target word], ...]) and
       "alignment_method" (see align); --word-maps adds "word_attentions" (every map merged to words); --qk
       adds "qk": the query and key vectors behind every map ("<kind>.query" [rows, d_head], "<kind>.key"
-      [columns, d_head] per layer and head; Transformer translators only), for the neuron view.
+      [columns, d_head] per layer and head; Transformer and Marian translators only), for the neuron view.
       Numbers are copied by alignment (a number the model wrote differently from the source number it is
       aligned with is replaced by that number in English notation, "2,50" → "2.50"; JSON lists them in
       "number_copies"); --no-copy-numbers prints the model's own text.

@@ -76,7 +76,7 @@ HfBert::HfBert(const io::Bundle& b) : distil_(b.architecture() == "hf-distilbert
 }
 
 HfEncoderOutput HfBert::forward(const std::vector<int>& ids, AttentionTrace* trace,
-                                std::vector<std::vector<float>>* hidden) const {
+                                std::vector<std::vector<float>>* hidden, AttentionTrace* vectors) const {
   const std::size_t n = ids.size();
   const char* what = distil_ ? "DistilBERT" : "BERT";
   require(n >= 1, std::string(what) + ": no input ids");
@@ -98,7 +98,7 @@ HfEncoderOutput HfBert::forward(const std::vector<int>& ids, AttentionTrace* tra
     const Block& blk = blocks_[l];
     if (hidden) hidden->push_back(h);
     // h = LayerNorm(h + out(self-attention(h)));  maps (H, n, n)
-    blk.attention.forward(h.data(), n, y.data(), trace, "self-attention", static_cast<int>(l));
+    blk.attention.forward(h.data(), n, y.data(), trace, "self-attention", static_cast<int>(l), vectors);
     hf::add_in_place(h.data(), y.data(), h.size());
     blk.attention_norm.apply(h.data(), n);
     // h = LayerNorm(h + down(act(up(h))))

@@ -45,9 +45,10 @@ class HfBert {
 
   // ids in [0, vocab), 1 ≤ T ≤ max_positions() (else Error). With `trace`, every layer × head map; with
   // `hidden`, appends HF's output_hidden_states (layers + 1 blocks of T × d: the embeddings' output, then
-  // each layer's).
+  // each layer's). With `vectors`, every layer × head's query and key vectors, "self-attention.query" / ".key"
+  // [T, d_head] (hf::record_qk: after the bias, map = softmax(q·kᵀ/√d_head)).
   HfEncoderOutput forward(const std::vector<int>& ids, AttentionTrace* trace = nullptr,
-                          std::vector<std::vector<float>>* hidden = nullptr) const;
+                          std::vector<std::vector<float>>* hidden = nullptr, AttentionTrace* vectors = nullptr) const;
 
   bool distilbert() const { return distil_; }
   std::size_t vocab_size() const { return vocab_; }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attention/trace_record.h"
 #include "common.h"
 #include "kernels/kernels.h"
 
@@ -80,6 +81,16 @@ void record_heads(AttentionTrace& trace, const std::string& kind, int layer, std
                   std::size_t columns, const float* weights) {
   for (std::size_t h = 0; h < heads; ++h)
     trace.record(kind, layer, static_cast<int>(h), -1, {rows, columns}, weights + h * rows * columns);
+}
+
+void record_qk(AttentionTrace& vectors, const std::string& kind, int layer, std::size_t heads, const float* q,
+               std::size_t rows, const float* k, std::size_t columns, std::size_t d) {
+  const std::size_t d_head = d / heads;
+  const auto l = static_cast<std::size_t>(layer);
+  for (std::size_t h = 0; h < heads; ++h) {
+    attention::record_head_vectors(vectors, kind + ".query", l, h, q, rows, d, d_head);
+    attention::record_head_vectors(vectors, kind + ".key", l, h, k, columns, d, d_head);
+  }
 }
 
 }  // namespace attnlens::models::hf

@@ -57,7 +57,7 @@ HfGpt2::State HfGpt2::start() const {
 }
 
 void HfGpt2::feed(State& state, const int* ids, std::size_t n, float* logits, AttentionTrace* trace,
-                  std::vector<std::vector<float>>* hidden) const {
+                  std::vector<std::vector<float>>* hidden, AttentionTrace* vectors) const {
   require(state.layers.size() == blocks_.size(), "HfGpt2::feed: the state belongs to another model");
   const std::size_t p0 = state.length();
   require(n <= positions_ - p0, "GPT-2: " + std::to_string(p0 + n) + " positions exceed n_positions = " +
@@ -89,6 +89,8 @@ void HfGpt2::feed(State& state, const int* ids, std::size_t n, float* logits, At
         v[i * d_ + j] = qkv[i * 3 * d_ + 2 * d_ + j];
       }
     // past_key_values[l] += (k, v);  concat (n, d) = heads of softmax(q·kᵀ/√d_head, causal)·v;  weights (H, n, total)
+    if (vectors)
+      hf::record_qk(*vectors, "self-attention", static_cast<int>(l), heads_, q.data(), n, k.data(), n, d_);
     state.layers[l].append_projected(k.data(), v.data(), n);
     state.layers[l].attend_heads(0, q.data(), n, concat.data(), weights.data(), /*causal=*/true);
     if (trace) hf::record_heads(*trace, "self-attention", static_cast<int>(l), heads_, n, total, weights.data());
@@ -112,10 +114,10 @@ void HfGpt2::feed(State& state, const int* ids, std::size_t n, float* logits, At
 }
 
 std::vector<float> HfGpt2::forward(const std::vector<int>& ids, AttentionTrace* trace,
-                                   std::vector<std::vector<float>>* hidden) const {
+                                   std::vector<std::vector<float>>* hidden, AttentionTrace* vectors) const {
   State s = start();
   std::vector<float> logits(ids.size() * vocab_);
-  feed(s, ids.data(), ids.size(), logits.data(), trace, hidden);
+  feed(s, ids.data(), ids.size(), logits.data(), trace, hidden, vectors);
   return logits;
 }
 

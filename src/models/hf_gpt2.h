@@ -43,12 +43,14 @@ class HfGpt2 {
   // Feeds ids[0..n) at positions state.length() … + n − 1 (ids in [0, vocab), positions < max_positions(), else
   // Error): logits (n × vocab) of every fed position; with `trace`, the maps of these rows; with `hidden`, appends
   // the hidden states as HF's output_hidden_states (n_layer + 1 blocks of n × d: each block's input, then ln_f's
-  // output).
+  // output). With `vectors`, the fed rows' query and key vectors per layer × head, "self-attention.query" and
+  // ".key" [n, d_head] (hf::record_qk): c_attn's q and k, q times the scale folded into it (√d_head without
+  // scale_attn_weights, 1/(layer + 1) with scale_attn_by_inverse_layer_idx) so that map = softmax(q·kᵀ/√d_head).
   void feed(State& state, const int* ids, std::size_t n, float* logits, AttentionTrace* trace = nullptr,
-            std::vector<std::vector<float>>* hidden = nullptr) const;
+            std::vector<std::vector<float>>* hidden = nullptr, AttentionTrace* vectors = nullptr) const;
   // Teacher forcing from an empty state: logits (T × vocab).
   std::vector<float> forward(const std::vector<int>& ids, AttentionTrace* trace = nullptr,
-                             std::vector<std::vector<float>>* hidden = nullptr) const;
+                             std::vector<std::vector<float>>* hidden = nullptr, AttentionTrace* vectors = nullptr) const;
 
   std::size_t vocab_size() const { return vocab_; }
   std::size_t max_positions() const { return positions_; }

@@ -20,12 +20,13 @@ SelfAttention::SelfAttention(const io::Bundle& b, const std::string& q, const st
       heads_(heads) {}
 
 void SelfAttention::forward(const float* x, std::size_t n, float* y, AttentionTrace* trace,
-                            const std::string& kind, int layer) const {
+                            const std::string& kind, int layer, AttentionTrace* vectors) const {
   // q, k, v (n, d) = x·Wᵀ + b
   std::vector<float> q(n * d_), k(n * d_), v(n * d_), concat(n * d_), weights(heads_ * n * n);
   q_.forward(n, x, d_, q.data(), d_);
   k_.forward(n, x, d_, k.data(), d_);
   v_.forward(n, x, d_, v.data(), d_);
+  if (vectors) record_qk(*vectors, kind, layer, heads_, q.data(), n, k.data(), n, d_);
   // concat (n, d) = heads of softmax(q·kᵀ / √d_head)·v side by side;  weights (H, n, n)
   attention::attend_heads(d_, heads_, q.data(), n, k.data(), v.data(), n, concat.data(), weights.data());
   if (trace) record_heads(*trace, kind, layer, heads_, n, n, weights.data());

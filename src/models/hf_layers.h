@@ -29,9 +29,10 @@ class SelfAttention {
   // all have them; ViT's qkv_bias = false is refused by the converter).
   SelfAttention(const io::Bundle& b, const std::string& q, const std::string& k, const std::string& v,
                 const std::string& out, std::size_t d, std::size_t heads);
-  // x (n × d) → y (n × d). With `trace`, records the weights [heads × n × n] as `heads` maps (kind, layer).
-  void forward(const float* x, std::size_t n, float* y, AttentionTrace* trace, const std::string& kind,
-               int layer) const;
+  // x (n × d) → y (n × d). With `trace`, records the weights [heads × n × n] as `heads` maps (kind, layer); with
+  // `vectors`, the query and key vectors they come from (after the bias): hf::record_qk.
+  void forward(const float* x, std::size_t n, float* y, AttentionTrace* trace, const std::string& kind, int layer,
+               AttentionTrace* vectors = nullptr) const;
   std::size_t heads() const { return heads_; }
 
  private:

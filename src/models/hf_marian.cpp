@@ -167,6 +167,10 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
       layer.self_attn.k.forward(R, y.data(), d, k.data(), d);
       layer.self_attn.v.forward(R, y.data(), d, v.data(), d);
       caches_[l].append_projected(k.data(), v.data(), 1);
+      if (vectors_) {  // one row (record_vectors)
+        vec_self_q_[l].insert(vec_self_q_[l].end(), q.begin(), q.begin() + d);
+        vec_self_k_[l].insert(vec_self_k_[l].end(), k.begin(), k.begin() + d);
+      }
       for (std::size_t r = 0; r < R; ++r) {
         float* w = maps ? maps + r * row_floats(t) + l * H * (t + 1) : scratch.data();
         caches_[l].attend_heads(r, q.data() + r * d, 1, concat.data() + r * d, w, /*causal=*/true);
@@ -175,6 +179,7 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
       add_norm(y.data(), out.data(), R, d, layer.self_attn_layer_norm);
       // cross-attention over the memory's keys/values, y = LN(y + out_proj(concat))
       layer.encoder_attn.q.forward(R, y.data(), d, q.data(), d);
+      if (vectors_) vec_cross_q_[l].insert(vec_cross_q_[l].end(), q.begin(), q.begin() + d);
       for (std::size_t r = 0; r < R; ++r) {
         float* w = maps ? maps + r * row_floats(t) + self_block + l * H * S : scratch.data();
         attention::attend_heads(d, H, q.data() + r * d, 1, enc_->cross_k[l].data(), enc_->cross_v[l].data(), S,
@@ -199,6 +204,26 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
     for (std::size_t r = 0; r < R; ++r)
       logits[r * m_.vocab_ + static_cast<std::size_t>(m_.pad_)] = -std::numeric_limits<float>::infinity();
     ++pos_;
+  }
+
+  // From now on keeps every step's decoder query/key rows for take_vectors() (one row only).
+  void record_vectors() {
+    require(rows_ == 1, "Marian: query/key vectors are recorded for one row");
+    vectors_ = true;
+    vec_self_q_.assign(m_.dec_.size(), {});
+    vec_self_k_.assign(m_.dec_.size(), {});
+    vec_cross_q_.assign(m_.dec_.size(), {});
+  }
+  // Appends the recorded vectors per layer and head: decoder self query/key [T, d_head], cross query [T, d_head],
+  // cross key [S, d_head].
+  void take_vectors(AttentionTrace& out) const {
+    const std::size_t T = pos_, S = enc_->length, H = m_.dec_heads_, d = m_.d_;
+    for (std::size_t l = 0; l < m_.dec_.size(); ++l)
+      hf::record_qk(out, m_.names_.decoder_self, static_cast<int>(l), H, vec_self_q_[l].data(), T,
+                    vec_self_k_[l].data(), T, d);
+    for (std::size_t l = 0; l < m_.dec_.size(); ++l)
+      hf::record_qk(out, m_.names_.cross, static_cast<int>(l), H, vec_cross_q_[l].data(), T,
+                    enc_->cross_k[l].data(), S, d);
   }
 
   void reorder(const std::vector<int>& parents) override {
@@ -236,9 +261,16 @@ class HfMarian::Decoder : public Seq2SeqDecoder {
   std::size_t rows_ = 1, pos_ = 0;
   bool recording_ = false;
   std::vector<std::vector<float>> arena_;  // per step: rows × row_floats(t)
+  bool vectors_ = false;                   // record_vectors(): per layer, one d-float row per step
+  std::vector<std::vector<float>> vec_self_q_, vec_self_k_, vec_cross_q_;
 };
 
 std::unique_ptr<Seq2SeqDecoder> HfMarian::start(const std::vector<int>& src, AttentionTrace* trace) const {
+  return begin(src, trace, nullptr);
+}
+
+std::unique_ptr<HfMarian::Decoder> HfMarian::begin(const std::vector<int>& src, AttentionTrace* trace,
+                                                   AttentionTrace* vectors) const {
   const std::size_t S = src.size(), d = d_;
   require(S > 0, "Marian: the source is empty");
   require(S <= positions_, "Marian: " + std::to_string(S) + " source ids exceed max_position_embeddings = " +
@@ -253,6 +285,8 @@ std::unique_ptr<Seq2SeqDecoder> HfMarian::start(const std::vector<int>& src, Att
     layer.self_attn.q.forward(S, x.data(), d, q.data(), d);
     layer.self_attn.k.forward(S, x.data(), d, k.data(), d);
     layer.self_attn.v.forward(S, x.data(), d, v.data(), d);
+    if (vectors)
+      hf::record_qk(*vectors, names_.encoder_self, static_cast<int>(l), enc_heads_, q.data(), S, k.data(), S, d);
     attention::attend_heads(d, enc_heads_, q.data(), S, k.data(), v.data(), S, concat.data(), w.data());
     if (trace) hf::record_heads(*trace, names_.encoder_self, static_cast<int>(l), enc_heads_, S, S, w.data());
     layer.self_attn.out.forward(S, concat.data(), d, out.data(), d);
@@ -275,6 +309,14 @@ std::vector<float> HfMarian::forward(const std::vector<int>& src, const std::vec
                                      AttentionTrace* trace) const {
   auto decoder = start(src, trace);
   return teacher_force(*decoder, tgt_in, trace);
+}
+
+void HfMarian::query_key_vectors(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                                 AttentionTrace& out) const {
+  auto decoder = begin(src, nullptr, &out);
+  decoder->record_vectors();
+  teacher_force(*decoder, tgt_in, nullptr);
+  decoder->take_vectors(out);
 }
 
 }  // namespace attnlens::models

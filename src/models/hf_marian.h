@@ -51,6 +51,13 @@ class HfMarian : public Seq2SeqModel {
   std::unique_ptr<Seq2SeqDecoder> start(const std::vector<int>& src, AttentionTrace* trace) const override;
   std::vector<float> forward(const std::vector<int>& src, const std::vector<int>& tgt_in,
                              AttentionTrace* trace) const override;
+  // The neuron view's vectors (by teacher forcing of tgt_in, as forward()): per layer × head, "<kind>.query" and
+  // "<kind>.key" for the encoder self, decoder self and cross kinds (hf::record_qk). HF's MarianAttention multiplies
+  // the query by 1/√d_head before the product; the vectors here are q_proj's output unscaled, so that map =
+  // softmax(q·kᵀ/√d_head) as for every other model's `qk`.
+  bool has_query_key_vectors() const override { return true; }
+  void query_key_vectors(const std::vector<int>& src, const std::vector<int>& tgt_in,
+                         AttentionTrace& out) const override;
 
   int pad_token_id() const { return pad_; }
   int eos_token_id() const { return eos_; }
@@ -78,6 +85,8 @@ class HfMarian : public Seq2SeqModel {
   class Decoder;
 
  private:
+  // Encodes src (its maps into `trace`, its query/key vectors into `vectors` when given) and starts a decoder.
+  std::unique_ptr<Decoder> begin(const std::vector<int>& src, AttentionTrace* trace, AttentionTrace* vectors) const;
   // x (n, d) = shared[ids]·embed_scale + P[first_pos + i]
   void embed(const int* ids, std::size_t n, std::size_t first_pos, std::size_t pos_step, float* x) const;
   // The ids a model takes: [0, vocab).

@@ -80,7 +80,8 @@ HfVit::HfVit(const io::Bundle& b) {
 }
 
 HfEncoderOutput HfVit::forward(const std::vector<float>& pixels, std::size_t height, std::size_t width,
-                               AttentionTrace* trace, std::vector<std::vector<float>>* hidden) const {
+                               AttentionTrace* trace, std::vector<std::vector<float>>* hidden,
+                               AttentionTrace* vectors) const {
   require(height == image_h_ && width == image_w_,
           "ViT: the image is " + std::to_string(height) + "x" + std::to_string(width) + ", the model takes " +
               std::to_string(image_h_) + "x" + std::to_string(image_w_) +
@@ -113,7 +114,7 @@ HfEncoderOutput HfVit::forward(const std::vector<float>& pixels, std::size_t hei
     // h += out(self-attention(layernorm_before(h)));  maps (H, N + 1, N + 1)
     a = h;
     blk.before.apply(a.data(), n);
-    blk.attention.forward(a.data(), n, y.data(), trace, "self-attention", static_cast<int>(l));
+    blk.attention.forward(a.data(), n, y.data(), trace, "self-attention", static_cast<int>(l), vectors);
     hf::add_in_place(h.data(), y.data(), h.size());
     // h += down(act(up(layernorm_after(h))))
     a = h;

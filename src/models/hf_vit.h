@@ -35,10 +35,11 @@ class HfVit {
   // pixels [3 × height × width] (channel-major, normalised); height × width must be image_size (else Error).
   // With `trace`, every layer × head map; with `hidden`, appends HF's output_hidden_states (layers + 1 blocks
   // of (N + 1) × d: the embeddings, then each layer's output before vit.layernorm). last_hidden_state is
-  // after vit.layernorm.
+  // after vit.layernorm. With `vectors`, every layer × head's query and key vectors, "self-attention.query" /
+  // ".key" [N + 1, d_head] (hf::record_qk: after the bias, map = softmax(q·kᵀ/√d_head)).
   HfEncoderOutput forward(const std::vector<float>& pixels, std::size_t height, std::size_t width,
-                          AttentionTrace* trace = nullptr,
-                          std::vector<std::vector<float>>* hidden = nullptr) const;
+                          AttentionTrace* trace = nullptr, std::vector<std::vector<float>>* hidden = nullptr,
+                          AttentionTrace* vectors = nullptr) const;
 
   std::size_t image_height() const { return image_h_; }
   std::size_t image_width() const { return image_w_; }

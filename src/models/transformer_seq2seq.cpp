@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attention/multi_head.h"
+#include "attention/trace_record.h"
 #include "common.h"
 #include "kernels/kernels.h"
 
@@ -75,14 +76,6 @@ void linear(const Linear& l, const float* x, std::size_t n, float* y, bool relu 
 // logits (n, V) = y (n, d) Eᵀ
 void tied_output(const kernels::PackedMatrix& embed, std::size_t d, const float* y, std::size_t n, float* logits) {
   kernels::linear_packed(n, y, d, embed, nullptr, logits, embed.rows);
-}
-
-// Records head hd of `x` (rows × d, heads of d_head side by side) as one [rows, d_head] map named `name`.
-void record_head(AttentionTrace& out, const std::string& name, std::size_t layer, std::size_t hd, const float* x,
-                 std::size_t rows, std::size_t d, std::size_t d_head) {
-  float* m = out.add(name, static_cast<int>(layer), static_cast<int>(hd), -1, {rows, d_head});
-  if (m == nullptr) return;
-  for (std::size_t i = 0; i < rows; ++i) std::copy_n(x + i * d + hd * d_head, d_head, m + i * d_head);
 }
 
 void norm_rows(const Norm& nm, const float* x, std::size_t n, std::size_t d, float eps, float* y) {
@@ -196,8 +189,8 @@ std::shared_ptr<const TransformerSeq2Seq::Encoded> TransformerSeq2Seq::encode(co
     linear(L.self_attn.v, h.data(), S, v.data());
     if (vectors != nullptr)
       for (std::size_t hd = 0; hd < H; ++hd) {
-        record_head(*vectors, "encoder_self.query", l, hd, q.data(), S, d, dh);
-        record_head(*vectors, "encoder_self.key", l, hd, k.data(), S, d, dh);
+        attention::record_head_vectors(*vectors, "encoder_self.query", l, hd, q.data(), S, d, dh);
+        attention::record_head_vectors(*vectors, "encoder_self.key", l, hd, k.data(), S, d, dh);
       }
     // Self-attention, every head in place in the [S, d] blocks (the catalogue's multi-head attention on
     // projected rows): probs[hd] (S, S) = softmax(q_h k_hᵀ / √d_head), ctx_h (S, d_head) = probs[hd] v_h.
@@ -291,13 +284,13 @@ class TransformerSeq2Seq::Decoder : public Seq2SeqDecoder {
     const std::size_t d = m_.d_, dh = m_.d_head_, T = pos_, S = encs_.front()->length;
     for (std::size_t l = 0; l < m_.dec_.size(); ++l)
       for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
-        record_head(out, "decoder_self.query", l, hd, vec_self_q_[l].data(), T, d, dh);
-        record_head(out, "decoder_self.key", l, hd, vec_self_k_[l].data(), T, d, dh);
+        attention::record_head_vectors(out, "decoder_self.query", l, hd, vec_self_q_[l].data(), T, d, dh);
+        attention::record_head_vectors(out, "decoder_self.key", l, hd, vec_self_k_[l].data(), T, d, dh);
       }
     for (std::size_t l = 0; l < m_.dec_.size(); ++l)
       for (std::size_t hd = 0; hd < m_.heads_; ++hd) {
-        record_head(out, "cross.query", l, hd, vec_cross_q_[l].data(), T, d, dh);
-        record_head(out, "cross.key", l, hd, encs_.front()->cross_k[l].data(), S, d, dh);
+        attention::record_head_vectors(out, "cross.query", l, hd, vec_cross_q_[l].data(), T, d, dh);
+        attention::record_head_vectors(out, "cross.key", l, hd, encs_.front()->cross_k[l].data(), S, d, dh);
       }
   }
 

@@ -27,6 +27,7 @@
 #include "io/safetensors.h"
 #include "models/rnn_seq2seq.h"
 #include "models/transformer_seq2seq.h"
+#include "test_support.h"
 #include "trace/trace.h"
 
 namespace {
@@ -566,39 +567,10 @@ TEST_CASE("translation: api::Translator returns the search's maps, equal to a fo
 
 namespace {
 
-// Every map of `r` recomputed from its query/key vectors: softmax_j(q_i·k_j / √d_head), j ≤ i for decoder_self.
-// Returns the largest difference to the engine's map; fails if a map has no vectors.
+// Every map of `r` recomputed from its query/key vectors (test_support.h), j ≤ i for decoder_self.
 double max_qk_error(const attnlens::api::TranslationResult& r) {
-  auto find = [&](const std::string& name, int layer, int head) {
-    return find_map(r.qk, name, layer, head);
-  };
-  double worst = 0;
-  for (const auto& map : r.attentions) {
-    CAPTURE(map.name);
-    const auto q = find(map.name + ".query", map.layer, map.head);
-    const auto k = find(map.name + ".key", map.layer, map.head);
-    REQUIRE(q.has_value());
-    REQUIRE(k.has_value());
-    const std::size_t rows = map.dims[0], cols = map.dims[1], dh = q->dims[1];
-    REQUIRE((q->dims == std::vector<std::size_t>{rows, dh}));
-    REQUIRE((k->dims == std::vector<std::size_t>{cols, dh}));
-    const bool causal = map.name == "decoder_self";
-    for (std::size_t i = 0; i < rows; ++i) {
-      const std::size_t n = causal ? i + 1 : cols;
-      std::vector<double> s(n);
-      double mx = -1e300, sum = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        double dot = 0;
-        for (std::size_t c = 0; c < dh; ++c) dot += double(q->data[i * dh + c]) * k->data[j * dh + c];
-        s[j] = dot / std::sqrt(double(dh));
-        mx = std::max(mx, s[j]);
-      }
-      for (double& v : s) sum += (v = std::exp(v - mx));
-      for (std::size_t j = 0; j < cols; ++j)
-        worst = std::max(worst, std::abs((j < n ? s[j] / sum : 0.0) - map.data[i * cols + j]));
-    }
-  }
-  return worst;
+  return attnlens::testing::max_qk_error(r.attentions, r.qk,
+                                         [](const std::string& kind) { return kind == "decoder_self"; });
 }
 
 }  // namespace

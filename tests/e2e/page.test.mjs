@@ -582,8 +582,9 @@ test('user text is never inserted as HTML: markup in every text field, through e
   const fields = await page.$$eval('textarea, input:not([type]), input[type=text], input[type=search], [contenteditable]',
     (els) => els.filter((e) => !e.closest('#lab')).map((e) => e.id).sort());
   // Every text field of the page is covered here (a new one must be added to the demos run below); those of the
-  // attention lab by tests/e2e/lab.test.mjs.
-  assert.deepEqual(fields, ['al-target', 'ptr-input', 'st-input', 'tr-input', 'vqa-question']);
+  // attention lab by tests/e2e/lab.test.mjs, and 'op-input' ("Your model", which runs once a model is opened) by
+  // tests/e2e/open.test.mjs.
+  assert.deepEqual(fields, ['al-target', 'op-input', 'ptr-input', 'st-input', 'tr-input', 'vqa-question']);
   await page.selectOption('#tr-model', 'de-en-transformer');
   await page.selectOption('#st-model', 'sst2-selfattn');
   for (const payload of XSS) {

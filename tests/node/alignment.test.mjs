@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { pipeline } from '../../wasm/index.js';
-import { readSafetensors } from './helpers.mjs';
+import { qkError, readSafetensors } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MODELS = ['de-en-transformer', 'de-en-rnn-general', 'de-en-rnn-additive'];
@@ -93,35 +93,6 @@ test('align(): bad input gives a clear Error and the pipeline keeps working', as
     translate.dispose();
   }
 });
-
-// Largest |softmax_j(q_i·k_j/√d_head) − map[i][j]| over every map of `r` (j ≤ i for decoder_self); throws when a map
-// has no vectors.
-function qkError(r) {
-  let worst = 0;
-  for (const m of r.attentions) {
-    const q = r.qk.find((x) => x.name === `${m.name}.query` && x.layer === m.layer && x.head === m.head);
-    const k = r.qk.find((x) => x.name === `${m.name}.key` && x.layer === m.layer && x.head === m.head);
-    assert.ok(q && k, `no vectors for ${m.name} ${m.layer}.${m.head}`);
-    const [rows, cols] = m.dims;
-    const dh = q.dims[1];
-    assert.deepEqual(q.dims, [rows, dh]);
-    assert.deepEqual(k.dims, [cols, dh]);
-    for (let i = 0; i < rows; i++) {
-      const n = m.name === 'decoder_self' ? i + 1 : cols;
-      const s = [];
-      for (let j = 0; j < n; j++) {
-        let dot = 0;
-        for (let c = 0; c < dh; c++) dot += q.data[i * dh + c] * k.data[j * dh + c];
-        s.push(dot / Math.sqrt(dh));
-      }
-      const mx = Math.max(...s);
-      const e = s.map((v) => Math.exp(v - mx));
-      const sum = e.reduce((a, b) => a + b, 0);
-      for (let j = 0; j < cols; j++) worst = Math.max(worst, Math.abs((j < n ? e[j] / sum : 0) - m.data[i * cols + j]));
-    }
-  }
-  return worst;
-}
 
 test('output_qk: the query/key vectors behind every map (neuron view), translate and align, in WASM', async () => {
   const translate = await pipeline('translation', 'de-en-transformer');

@@ -96,3 +96,34 @@ export function mulberry32(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Largest |softmax_j(q_i·k_j/√d_head) − map[i][j]| over every map of `r` (a result with `attentions` and `qk`, the
+ * neuron view's vectors), over j ≤ i for the kinds in `causal`; throws when a map has no vectors.
+ */
+export function qkError(r, causal = ['decoder_self']) {
+  let worst = 0;
+  for (const m of r.attentions) {
+    const q = r.qk.find((x) => x.name === `${m.name}.query` && x.layer === m.layer && x.head === m.head);
+    const k = r.qk.find((x) => x.name === `${m.name}.key` && x.layer === m.layer && x.head === m.head);
+    assert.ok(q && k, `no vectors for ${m.name} ${m.layer}.${m.head}`);
+    const [rows, cols] = m.dims;
+    const dh = q.dims[1];
+    assert.deepEqual(q.dims, [rows, dh]);
+    assert.deepEqual(k.dims, [cols, dh]);
+    for (let i = 0; i < rows; i++) {
+      const n = causal.includes(m.name) ? i + 1 : cols;
+      const s = [];
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let c = 0; c < dh; c++) dot += q.data[i * dh + c] * k.data[j * dh + c];
+        s.push(dot / Math.sqrt(dh));
+      }
+      const mx = Math.max(...s);
+      const e = s.map((v) => Math.exp(v - mx));
+      const sum = e.reduce((a, b) => a + b, 0);
+      for (let j = 0; j < cols; j++) worst = Math.max(worst, Math.abs((j < n ? e[j] / sum : 0) - m.data[i * cols + j]));
+    }
+  }
+  return worst;
+}

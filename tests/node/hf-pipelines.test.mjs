@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pipeline } from '../../wasm/index.js';
 import { floatValues, parseSafetensors } from '../../wasm/convert/safetensors.js';
+import { qkError } from './helpers.mjs';
 
 const root = new URL('../../', import.meta.url);
 const bundleDir = (name) => fileURLToPath(new URL(`tests/fixtures/hf/${name}/bundle/`, root));
@@ -215,4 +216,43 @@ test('vit-tiny: image-classification over an image, every layer × head map', as
   // A base ViT (no head) is not an image classifier; features of ViT are not a pipeline yet.
   await assert.rejects(pipeline('image-classification', bundleDir('vit-small')), /feature-extraction model/);
   await assert.rejects(pipeline('feature-extraction', bundleDir('vit-small')), /hf-bert, hf-distilbert/);
+});
+
+// output_qk through pipeline() for every task of the converted models: `qk` holds '<kind>.query' / '<kind>.key' per
+// layer and head of every map, and the maps are softmax(q·kᵀ/√d_head) of them (GPT-2's and Marian's decoder rows
+// causal); without the option there is no `qk`; with output_attentions false the vectors still come.
+test('converted bundles: output_qk gives the query/key vectors behind every map, for every task', async () => {
+  const image = { data: new Uint8Array(16 * 16 * 3).map((_, i) => (i * 37 + 11) % 256), width: 16, height: 16, channels: 3 };
+  const runs = [
+    ['text-generation', 'gpt2-tiny', 'hello world', { max_new_tokens: 5 }, ['self-attention']],
+    ['text-generation', 'gpt2-small', { input_ids: [349, 946, 757, 841] }, { max_new_tokens: 6 }, ['self-attention']],
+    ['translation', 'marian-tiny', '▁Spiel outdoor stand who old Holz', { num_beams: 1, max_new_tokens: 8 }, ['decoder_self']],
+    ['translation', 'marian-small', '▁Spiel outdoor stand who old Holz', { num_beams: 3, max_new_tokens: 8 }, ['decoder_self']],
+    ['text-classification', 'bert-tiny', 'a fine film', {}, []],
+    ['text-classification', 'distilbert-tiny', 'a fine film', {}, []],
+    ['feature-extraction', 'bert-small', 'a fine film', {}, []],
+    ['feature-extraction', 'distilbert-small', 'a fine film', {}, []],
+    ['image-classification', 'vit-tiny', image, {}, []],
+  ];
+  for (const [task, name, input, options, causal] of runs) {
+    const run = await pipeline(task, bundleDir(name));
+    try {
+      assert.equal((await run(input, options)).qk, undefined, `${name}: no qk unless asked`);
+      const out = await run(input, { ...options, output_qk: true });
+      assert.ok(out.attentions.length > 0);
+      assert.equal(out.qk.length, 2 * out.attentions.length, `${name}: a query and a key set per map`);
+      const kinds = new Set(out.attentions.map((m) => m.name));
+      for (const kind of kinds) assert.ok(out.qk.find((m) => m.name === `${kind}.query`), `${name}: ${kind}.query`);
+      const err = qkError(out, causal);
+      assert.ok(err < 1e-5, `${name} (${task}): maps from qk differ by ${err}`);
+      if (task !== 'translation') {
+        const bare = await run(input, { ...options, output_qk: true, output_attentions: false });
+        assert.equal(bare.attentions.length, 0);
+        assert.equal(bare.qk.length, out.qk.length, `${name}: qk without the maps`);
+      }
+      await assert.rejects(run(input, { ...options, output_qk: 'yes' }), TypeError);
+    } finally {
+      run.dispose();
+    }
+  }
 });

@@ -16,7 +16,8 @@
 //   const embed = await pipeline('feature-extraction', './my-bert/');  // { features [T·d], dims [T, d], pooled, … }
 //   const see = await pipeline('image-classification', './my-vit/');   // an image as every image pipeline takes it
 //
-// Tasks: 'text-generation' (hf-gpt2; greedy decoding as generate(do_sample=False), api/hf_generation.h),
+// output_qk: true adds `qk`, the query and key vectors behind every map (the neuron view; translation: as the
+// translator's). Tasks: 'text-generation' (hf-gpt2; greedy decoding as generate(do_sample=False), api/hf_generation.h),
 // 'translation' (hf-marian), 'text-classification' and 'feature-extraction' (hf-bert, hf-distilbert) and
 // 'image-classification' (hf-vit) (api/hf_encoders.h). Text tasks take a string or token ids (an Int32Array or
 // { input_ids }). Options are the engine's contract (contract.js): unknown names are TypeErrors, bad values
@@ -90,10 +91,18 @@ function promptOf(input, what) {
     `got ${describe(input)}`);
 }
 
+// A result with its maps as AttentionMaps: `attentions` (empty with output_attentions false) and, with output_qk,
+// `qk` — '<kind>.query' [rows, d_head] and '<kind>.key' [columns, d_head] per layer and head, kind 'self-attention'.
+function withMaps(r, o) {
+  const out = { ...r, attentions: new AttentionMaps((o.output_attentions ?? true) ? r.attentions : undefined) };
+  if (r.qk) out.qk = new AttentionMaps(r.qk);
+  return out;
+}
+
 /**
  * 'text-generation' over a converted GPT-2 bundle: greedy decoding (api::TextGenerator).
  * Options at creation become this pipeline's defaults; per call they override them (max_new_tokens, do_sample,
- * output_attentions).
+ * output_attentions, output_qk).
  */
 async function createTextGenerationPipeline(bundle, options, module) {
   const TASK = 'text-generation';
@@ -105,7 +114,7 @@ async function createTextGenerationPipeline(bundle, options, module) {
     const prompt = promptOf(input, what);
     const json = engineJson(contract, o);
     const r = prompt.text !== undefined ? live().generate(prompt.text, json) : live().generateIds(prompt.ids, json);
-    return { ...r, attentions: new AttentionMaps((o.output_attentions ?? true) ? r.attentions : undefined) };
+    return withMaps(r, o);
   };
   const call = async (live, input, runOptions = {}) => {
     const o = { ...defaults, ...checkContractOptions(contract, runOptions, 'call', TASK) };
@@ -120,7 +129,7 @@ async function createTextGenerationPipeline(bundle, options, module) {
 
 /**
  * The encoders' tasks over converted BERT, DistilBERT (text) and ViT (image) bundles: one forward per input, every
- * layer × head map. Options (output_attentions) at creation become defaults; per call they override them.
+ * layer × head map. Options (output_attentions, output_qk) at creation become defaults; per call they override them.
  */
 async function createEncoderPipeline(task, bundle, options, module) {
   const contract = contractOf(task, '', module);
@@ -140,7 +149,7 @@ async function createEncoderPipeline(task, bundle, options, module) {
       const prompt = promptOf(input, what);
       r = prompt.text !== undefined ? live()[spec.text](prompt.text, json) : live()[spec.ids](prompt.ids, json);
     }
-    return { ...r, attentions: new AttentionMaps((o.output_attentions ?? true) ? r.attentions : undefined) };
+    return withMaps(r, o);
   };
   const call = async (live, input, runOptions = {}) => {
     const o = { ...defaults, ...checkContractOptions(contract, runOptions, 'call', task) };

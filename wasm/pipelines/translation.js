@@ -28,7 +28,7 @@
 //   copy_numbers       true (default): numbers the model wrote differently from the source number its alignment
 //                      links them to are replaced by that number in English notation ("2,50" → "2.50"), listed in
 //                      `number_copies` (api/translation.h); false: the model's own text
-//   output_qk          true: also `qk`, the query/key vectors behind every map (neuron view; Transformer only;
+//   output_qk          true: also `qk`, the query/key vectors behind every map (neuron view; Transformer, Marian;
 //                      with several sentences in each of `sentences` only)
 // Words and alignment (every result): source_words / target_words [{ text, start, end }] — the pieces merged into
 // the words a person sees (a piece starting with '▁', a punctuation piece and the piece after punctuation start a
