@@ -8,7 +8,8 @@
 //   distance — mean over rows of Σ_j a_ij·|i − j| (self-attention only: queries and keys are the same positions);
 //   diagonal — mean over rows of a_ii (self-attention only);
 //   previous — mean over rows i ≥ 1 of a_i,i−1 (self-attention only; row 0 has no previous token);
-//   eos      — mean over rows of the attention on '</s>' keys (null when no key is '</s>');
+//   eos      — mean over rows of the attention on end-of-sequence keys: '</s>' (our models, Marian), BERT's '[SEP]',
+//              GPT-2's '<|endoftext|>' (null when no key is one);
 //   punct    — mean over rows of the attention on punctuation keys (null when no key is punctuation).
 // A statistic that does not apply is null (distance, diagonal and previous of cross attention or of a hop).
 
@@ -20,16 +21,18 @@ export const STAT_INFO = {
   distance: { short: 'D', label: 'mean distance', unit: 'tokens' },
   diagonal: { short: '=', label: 'on itself (j = i)', unit: 'share' },
   previous: { short: '←', label: 'on the previous token', unit: 'share' },
-  eos: { short: 'e', label: "on '</s>'", unit: 'share' },
+  eos: { short: 'e', label: 'on the end token', unit: 'share' },
   punct: { short: 'p', label: 'on punctuation', unit: 'share' },
 };
 
 /** A token without its BPE word marker: '▁Hund' → 'Hund'. */
 const bare = (t) => String(t ?? '').replace(/^▁/, '');
 
-/** True for the end-of-sentence token. */
+const END_TOKENS = new Set(['</s>', '[SEP]', '<|endoftext|>']);
+
+/** True for an end-of-sequence (or BERT's separator) token. */
 export function isEos(token) {
-  return bare(token) === '</s>';
+  return END_TOKENS.has(bare(token));
 }
 
 /** True for a token made only of punctuation ('.', '?', ',', '▁,', '...', '«'). */

@@ -141,7 +141,7 @@ function createNeuronPanel() {
 }
 
 // The table's column heads (STAT_INFO's labels, shortened to fit a phone's width; each cell's title has the long one).
-const STAT_HEADS = { entropy: 'entropy', distance: 'distance', diagonal: 'itself', previous: 'previous', eos: '</s>', punct: 'punct.' };
+const STAT_HEADS = { entropy: 'entropy', distance: 'distance', diagonal: 'itself', previous: 'previous', eos: 'end', punct: 'punct.' };
 
 /** The head statistics by layer as a table (open-views.js layerStats). */
 function fillStats(maps) {

@@ -54,8 +54,8 @@ test('rows are normalised first; an all-zero row is left out', () => {
   assert.throws(() => headStats({ rows: 2, cols: 2, data: new Float32Array(3) }), RangeError);
 });
 
-test('token classes: </s> and punctuation (BPE word marks ignored)', () => {
-  assert.ok(isEos('</s>') && isEos('▁</s>') && !isEos('s'));
+test('token classes: end tokens and punctuation (BPE word marks ignored)', () => {
+  assert.ok(isEos('</s>') && isEos('▁</s>') && isEos('[SEP]') && isEos('<|endoftext|>') && !isEos('s') && !isEos('[CLS]'));
   for (const t of ['.', ',', '▁,', '?', '!', '...', '«', '-', '"']) assert.ok(isPunct(t), t);
   for (const t of ['</s>', "'s", 'Hund', '▁', '', 'U-Bahn']) assert.ok(!isPunct(t), t);
 });
@@ -64,7 +64,7 @@ test('bars scale each statistic to [0, 1]; the read-out names units', () => {
   const s = { entropy: 1, distance: 0.5, diagonal: 0.25, previous: null, eos: 0, punct: 1 };
   assert.deepEqual(statBars(s, 4), { entropy: 0.5, distance: 0.5 / 3, diagonal: 0.25, previous: null, eos: 0, punct: 1 });
   assert.equal(formatStats(s), 'entropy 1.00 bits · mean distance 0.50 · on itself (j = i) 25% · on the previous token — · ' +
-    "on '</s>' 0% · on punctuation 100%");
+    'on the end token 0% · on punctuation 100%');
 });
 
 test('the read-out can leave out what does not apply (an image grid: entropy only)', () => {
