@@ -6,10 +6,14 @@
 //   3. never let a C++ exception escape into the module: attnlens::Error (and anything else) becomes a JS Error
 //      carrying the message (guarded() records it and returns; wasm/core.js throws it, so that no JS exception
 //      unwinds through WebAssembly frames and leaks their memory: bindings_common.h).
-// This file binds the ops catalogue, the KV cache and the tokenizers (the shipped modules only); what every module
-// exports (contracts, version, errors, threads) is in bindings_module.cpp.
+// The converted models' module compiles this file with ATTNLENS_WASM_NO_LAB (wasm/CMakeLists.txt): only what
+// wasm/core.js asks of every module (contracts, version, the recorded error, threads, heap stats), without the ops
+// catalogue, the KV cache and the tokenizers, so the linker leaves the engine code behind them out.
 // Argument checks that JS can make with better messages (types, lengths) live in wasm/attention.js; the engine
 // checks everything again, so a caller that bypasses the JS layer still gets an Error, not a crash.
+#include <emscripten/heap.h>
+#include <malloc.h>
+
 #include "bindings_common.h"
 
 using emscripten::val;
@@ -18,6 +22,7 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
+#ifndef ATTNLENS_WASM_NO_LAB
 // runOp(name, inputs: {[name]: {dims, data}}, paramsJson: string) -> {[name]: {dims, data}}
 val run_op(const std::string& name, const val& inputs, const std::string& params_json) {
   return guarded([&] { return tensor_map_to_js(api::run_op(name, tensor_map_from_js(name, inputs), params_json)); });
@@ -133,9 +138,52 @@ val tokenize_words(const std::string& text) {
   });
 }
 
+#endif  // ATTNLENS_WASM_NO_LAB
+
+// heapStats() -> {heapBytes, arenaBytes, usedBytes, freeBytes}: the allocator's own counts (dlmalloc's mallinfo),
+// a diagnostic for memory tests. usedBytes (bytes in live malloc blocks) goes down again when objects are freed;
+// heapBytes (the WebAssembly memory) and arenaBytes (what malloc took from it) only ever grow.
+val heap_stats() {
+  const struct mallinfo mi = mallinfo();
+  val out = val::object();
+  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+  out.set("arenaBytes", static_cast<double>(static_cast<std::size_t>(mi.arena)));
+  out.set("usedBytes", static_cast<double>(static_cast<std::size_t>(mi.uordblks)));
+  out.set("freeBytes", static_cast<double>(static_cast<std::size_t>(mi.fordblks)));
+  return out;
+}
+
+std::string version() { return api::version(); }
+std::string simd_backend() { return api::simd_backend(); }
+// setThreads(n) -> the count in force (1 in the single-threaded module; capped by the Web Workers the threaded
+// module started with, which wasm/core.js sizes: a thread started later would wait for the event loop).
+int set_threads(int n) {
+  return guarded([&] {
+    attnlens::require(n >= 1, "setThreads: expected a whole number ≥ 1, got " + std::to_string(n));
+    return static_cast<int>(api::set_threads(static_cast<std::size_t>(n)));
+  });
+}
+int threads() { return static_cast<int>(api::threads()); }
+bool threads_supported() { return api::threads_supported(); }
+
 }  // namespace
 
+// Every task's contract (api/contract.h) as JSON text: wasm/pipelines/contract.js checks options against it.
+std::string contracts() {
+  return guarded([] { return attnlens::api::contracts_json(); });
+}
+
 EMSCRIPTEN_BINDINGS(attnlens) {
+  emscripten::function("contracts", &contracts);
+  emscripten::function("version", &version);
+  emscripten::function("simdBackend", &simd_backend);
+  emscripten::function("setThreads", &set_threads);
+  emscripten::function("threads", &threads);
+  emscripten::function("threadsSupported", &threads_supported);
+  emscripten::function("heapStats", &heap_stats);
+  emscripten::function("hasError", &has_error);
+  emscripten::function("takeError", &take_error);
+#ifndef ATTNLENS_WASM_NO_LAB
   emscripten::function("listOps", &list_ops);
   emscripten::function("runOp", &run_op);
   emscripten::class_<KvCacheBinding>("MultiHeadKvCache")
@@ -155,4 +203,5 @@ EMSCRIPTEN_BINDINGS(attnlens) {
       .function("numMerges", &BpeBinding::num_merges)
       .function("toJson", &BpeBinding::to_json);
   emscripten::function("tokenizeWords", &tokenize_words);
+#endif
 }
