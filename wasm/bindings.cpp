@@ -6,6 +6,9 @@
 //   3. never let a C++ exception escape into the module: attnlens::Error (and anything else) becomes a JS Error
 //      carrying the message (guarded() records it and returns; wasm/core.js throws it, so that no JS exception
 //      unwinds through WebAssembly frames and leaks their memory: bindings_common.h).
+// The converted models' module compiles this file with ATTNLENS_WASM_NO_LAB (wasm/CMakeLists.txt): only what
+// wasm/core.js asks of every module (contracts, version, the recorded error, threads, heap stats), without the ops
+// catalogue, the KV cache and the tokenizers, so the linker leaves the engine code behind them out.
 // Argument checks that JS can make with better messages (types, lengths) live in wasm/attention.js; the engine
 // checks everything again, so a caller that bypasses the JS layer still gets an Error, not a crash.
 #include <emscripten/heap.h>
@@ -19,6 +22,7 @@ using namespace attnlens::wasm_bind;
 
 namespace {
 
+#ifndef ATTNLENS_WASM_NO_LAB
 // runOp(name, inputs: {[name]: {dims, data}}, paramsJson: string) -> {[name]: {dims, data}}
 val run_op(const std::string& name, const val& inputs, const std::string& params_json) {
   return guarded([&] { return tensor_map_to_js(api::run_op(name, tensor_map_from_js(name, inputs), params_json)); });
@@ -134,6 +138,8 @@ val tokenize_words(const std::string& text) {
   });
 }
 
+#endif  // ATTNLENS_WASM_NO_LAB
+
 // heapStats() -> {heapBytes, arenaBytes, usedBytes, freeBytes}: the allocator's own counts (dlmalloc's mallinfo),
 // a diagnostic for memory tests. usedBytes (bytes in live malloc blocks) goes down again when objects are freed;
 // heapBytes (the WebAssembly memory) and arenaBytes (what malloc took from it) only ever grow.
@@ -177,6 +183,7 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   emscripten::function("heapStats", &heap_stats);
   emscripten::function("hasError", &has_error);
   emscripten::function("takeError", &take_error);
+#ifndef ATTNLENS_WASM_NO_LAB
   emscripten::function("listOps", &list_ops);
   emscripten::function("runOp", &run_op);
   emscripten::class_<KvCacheBinding>("MultiHeadKvCache")
@@ -196,4 +203,5 @@ EMSCRIPTEN_BINDINGS(attnlens) {
       .function("numMerges", &BpeBinding::num_merges)
       .function("toJson", &BpeBinding::to_json);
   emscripten::function("tokenizeWords", &tokenize_words);
+#endif
 }
