@@ -34,11 +34,8 @@ using attnlens::testing::max_qk_error;
 using attnlens::testing::read_json;
 using attnlens::testing::source_path;
 
-std::string bundle_dir(const std::string& name) { return source_path("tests/fixtures/hf/" + name + "/bundle"); }
-nlohmann::json meta(const std::string& name) { return read_json(source_path("tests/goldens/hf/" + name + ".json")); }
-attnlens::io::SafeTensors goldens(const std::string& name) {
-  return attnlens::io::SafeTensors::load(source_path("tests/goldens/hf/" + name + ".safetensors"));
-}
+using attnlens::testing::hf_bundle_dir;
+using attnlens::testing::hf_golden;
 std::vector<int> ints(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
 
 bool never(const std::string&) { return false; }
@@ -64,12 +61,13 @@ std::vector<float> joined(const AttentionTrace& qk, const std::string& name, int
 TEST_CASE("hf-bert, hf-distilbert: qk reproduces every map and equals the projections of PyTorch's layer inputs") {
   for (const std::string name : {"bert-tiny", "bert-small", "distilbert-tiny", "distilbert-small"}) {
     CAPTURE(name);
-    const nlohmann::json golden_meta = meta(name);
+    const auto golden = hf_golden(name);
+    const nlohmann::json& golden_meta = golden.meta;
     const auto& cases = golden_meta.at("cases");
     REQUIRE(cases.size() >= 2);
-    const auto bundle = attnlens::io::Bundle::load(bundle_dir(name));
+    const auto bundle = attnlens::io::Bundle::load(hf_bundle_dir(name));
     const attnlens::models::HfBert model(bundle);
-    const auto g = goldens(name);
+    const auto& g = golden.tensors;
     const std::size_t d = model.d_model();
     const bool distil = model.distilbert();
     double worst_map = 0, worst_vec = 0;
@@ -108,11 +106,12 @@ TEST_CASE("hf-bert, hf-distilbert: qk reproduces every map and equals the projec
 TEST_CASE("hf-vit, hf-gpt2: qk reproduces every map (GPT-2's causal rows over j ≤ i)") {
   for (const std::string name : {"vit-tiny", "vit-small"}) {
     CAPTURE(name);
-    const nlohmann::json golden_meta = meta(name);
+    const auto golden = hf_golden(name);
+    const nlohmann::json& golden_meta = golden.meta;
     const auto& cases = golden_meta.at("cases");
     REQUIRE(cases.size() >= 2);
-    const attnlens::models::HfVit model(attnlens::io::Bundle::load(bundle_dir(name)));
-    const auto g = goldens(name);
+    const attnlens::models::HfVit model(attnlens::io::Bundle::load(hf_bundle_dir(name)));
+    const auto& g = golden.tensors;
     for (std::size_t c = 0; c < cases.size(); ++c) {
       const auto pixels = golden_tensor(g, "case" + std::to_string(c) + "/pixel_values");
       AttentionTrace trace, qk;
@@ -123,10 +122,11 @@ TEST_CASE("hf-vit, hf-gpt2: qk reproduces every map (GPT-2's causal rows over j 
   }
   for (const std::string name : {"gpt2-tiny", "gpt2-small"}) {
     CAPTURE(name);
-    const nlohmann::json golden_meta = meta(name);
+    const auto golden = hf_golden(name);
+    const nlohmann::json& golden_meta = golden.meta;
     const auto& cases = golden_meta.at("cases");
     REQUIRE(cases.size() >= 2);
-    const attnlens::models::HfGpt2 model(attnlens::io::Bundle::load(bundle_dir(name)));
+    const attnlens::models::HfGpt2 model(attnlens::io::Bundle::load(hf_bundle_dir(name)));
     for (const auto& c : cases) {
       AttentionTrace trace, qk;
       model.forward(ints(c.at("input_ids")), &trace, nullptr, &qk);
@@ -139,10 +139,11 @@ TEST_CASE("hf-vit, hf-gpt2: qk reproduces every map (GPT-2's causal rows over j 
 TEST_CASE("hf-marian: query_key_vectors reproduce the encoder, decoder and cross maps of a forward") {
   for (const std::string name : {"marian-tiny", "marian-small"}) {
     CAPTURE(name);
-    const nlohmann::json golden_meta = meta(name);
+    const auto golden = hf_golden(name);
+    const nlohmann::json& golden_meta = golden.meta;
     const auto& cases = golden_meta.at("cases");
     REQUIRE(cases.size() >= 2);
-    const attnlens::models::HfMarian model(attnlens::io::Bundle::load(bundle_dir(name)));
+    const attnlens::models::HfMarian model(attnlens::io::Bundle::load(hf_bundle_dir(name)));
     REQUIRE(model.has_query_key_vectors());
     for (const auto& c : cases) {
       AttentionTrace trace, qk;
@@ -158,7 +159,7 @@ TEST_CASE("translation: an hf-marian translator gives qk behind every map of its
   attnlens::api::register_hf_architectures();
   for (const std::string name : {"marian-tiny", "marian-small"}) {
     CAPTURE(name);
-    const auto tr = attnlens::api::Translator::load(bundle_dir(name));
+    const auto tr = attnlens::api::Translator::load(hf_bundle_dir(name));
     attnlens::api::TranslationParams p;
     p.max_new_tokens = 12;
     p.restore_case = false;
@@ -178,10 +179,11 @@ TEST_CASE("translation: an hf-marian translator gives qk behind every map of its
 TEST_CASE("text-generation: qk over the positions fed, from one forward after generation, reproduces the maps") {
   for (const std::string name : {"gpt2-tiny", "gpt2-small"}) {
     CAPTURE(name);
-    const nlohmann::json golden_meta = meta(name);
+    const auto golden = hf_golden(name);
+    const nlohmann::json& golden_meta = golden.meta;
     const auto& generations = golden_meta.at("generations");
     REQUIRE(generations.size() >= 2);
-    const auto gen = attnlens::api::TextGenerator::load(bundle_dir(name));
+    const auto gen = attnlens::api::TextGenerator::load(hf_bundle_dir(name));
     for (const auto& g : generations) {
       auto params = attnlens::api::text_generation_params(R"({"output_qk": true})");
       params.max_new_tokens = g.at("max_new_tokens").get<int>();
@@ -193,7 +195,7 @@ TEST_CASE("text-generation: qk over the positions fed, from one forward after ge
       CHECK(max_qk_error(r.attentions, r.qk, gpt2_causal) < 1e-5);
     }
   }
-  const auto gen = attnlens::api::TextGenerator::load(bundle_dir("gpt2-tiny"));
+  const auto gen = attnlens::api::TextGenerator::load(hf_bundle_dir("gpt2-tiny"));
   CHECK(gen->generate("Hello", attnlens::api::text_generation_params("")).qk.empty());  // off by default
   // output_qk does not need output_attentions: the vectors come without the maps.
   const auto r = gen->generate("Hello", attnlens::api::text_generation_params(
@@ -205,7 +207,7 @@ TEST_CASE("text-generation: qk over the positions fed, from one forward after ge
 }
 
 TEST_CASE("hf encoder tasks: output_qk gives qk (with or without the maps); bad values are clear errors") {
-  const auto clf = attnlens::api::HfTextClassifier::load(bundle_dir("distilbert-tiny"));
+  const auto clf = attnlens::api::HfTextClassifier::load(hf_bundle_dir("distilbert-tiny"));
   const auto& contract = attnlens::api::hf_text_classification_contract();
   CHECK(clf->classify("a fine film", {}).qk.empty());  // off by default
   const auto r = clf->classify("a fine film", attnlens::api::hf_encoder_params(contract, R"({"output_qk": true})"));
@@ -220,14 +222,14 @@ TEST_CASE("hf encoder tasks: output_qk gives qk (with or without the maps); bad 
   CHECK(error_of([&] { attnlens::api::hf_encoder_params(contract, R"({"output_qk": "yes"})"); }).find("output_qk") !=
         std::string::npos);
 
-  const auto fx = attnlens::api::HfFeatureExtractor::load(bundle_dir("bert-small"));
+  const auto fx = attnlens::api::HfFeatureExtractor::load(hf_bundle_dir("bert-small"));
   const auto f = fx->extract(
       "a fine film", attnlens::api::hf_encoder_params(attnlens::api::hf_feature_extraction_contract(),
                                                       R"({"output_qk": true})"));
   CHECK(f.qk.size() == 2 * f.attentions.size());
   CHECK(max_qk_error(f.attentions, f.qk, never) < 1e-5);
 
-  const auto img = attnlens::api::HfImageClassifier::load(bundle_dir("vit-tiny"));
+  const auto img = attnlens::api::HfImageClassifier::load(hf_bundle_dir("vit-tiny"));
   std::vector<std::uint8_t> rgb(20 * 16 * 3);
   for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 37 % 251);
   const auto c = img->classify(rgb.data(), rgb.size(), 20, 16, 3,

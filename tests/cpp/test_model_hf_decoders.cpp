@@ -39,9 +39,9 @@ struct Fixture {
 };
 
 Fixture fixture(const std::string& name) {
-  return {attnlens::io::Bundle::load(source_path("tests/fixtures/hf/" + name + "/bundle")),
-          read_json(source_path("tests/goldens/hf/" + name + ".json")),
-          attnlens::io::SafeTensors::load(source_path("tests/goldens/hf/" + name + ".safetensors"))};
+  auto golden = attnlens::testing::hf_golden(name);
+  return {attnlens::io::Bundle::load(attnlens::testing::hf_bundle_dir(name)), std::move(golden.meta),
+          std::move(golden.tensors)};
 }
 
 // The maps of `kind` and `layer`, heads in order, side by side: [H, rows, columns] as the goldens store them.

@@ -30,6 +30,7 @@ using attnlens::AttentionTrace;
 using attnlens::models::HfEncoderOutput;
 using attnlens::testing::check_close;
 using attnlens::testing::error_of;
+using attnlens::testing::hf_bundle_dir;
 using attnlens::testing::golden_tensor;
 using attnlens::testing::read_file;
 using attnlens::testing::read_json;
@@ -38,24 +39,13 @@ using attnlens::testing::source_path;
 const char* const kTextFixtures[] = {"bert-tiny", "bert-small", "distilbert-tiny", "distilbert-small"};
 const char* const kImageFixtures[] = {"vit-tiny", "vit-small"};
 
-std::string bundle_dir(const std::string& name) {
-  return source_path("tests/fixtures/hf/" + name + "/bundle");
-}
-
-struct Golden {
-  nlohmann::json meta;
-  attnlens::io::SafeTensors tensors;
-};
-
-Golden golden(const std::string& name) {
-  return {read_json(source_path("tests/goldens/hf/" + name + ".json")),
-          attnlens::io::SafeTensors::load(source_path("tests/goldens/hf/" + name + ".safetensors"))};
-}
+using Golden = attnlens::testing::HfGolden;
+Golden golden(const std::string& name) { return attnlens::testing::hf_golden(name); }
 
 // The same bundle read with config "weight_precision": "int8" (weights rounded through per-row int8 codes, as
 // scripts/quantize.mjs and the converter's --int8 store them).
 attnlens::io::Bundle int8_bundle(const std::string& name) {
-  const std::string dir = bundle_dir(name);
+  const std::string dir = hf_bundle_dir(name);
   nlohmann::json config = read_json(dir + "/config.json");
   config["weight_precision"] = "int8";
   const std::string w = read_file(dir + "/weights.safetensors");
@@ -118,7 +108,7 @@ TEST_CASE(
     "hf-bert, hf-distilbert: logits, pooled and hidden states, every self-attention map equal PyTorch's") {
   for (const std::string name : kTextFixtures) {
     CAPTURE(name);
-    const attnlens::models::HfBert model(attnlens::io::Bundle::load(bundle_dir(name)));
+    const attnlens::models::HfBert model(attnlens::io::Bundle::load(hf_bundle_dir(name)));
     const Golden g = golden(name);
     CHECK(model.distilbert() == (name.rfind("distilbert", 0) == 0));
     const auto& cases = g.meta.at("cases");
@@ -138,7 +128,7 @@ TEST_CASE(
 TEST_CASE("hf-vit: logits, pooled and hidden states, every self-attention map equal PyTorch's") {
   for (const std::string name : kImageFixtures) {
     CAPTURE(name);
-    const attnlens::models::HfVit model(attnlens::io::Bundle::load(bundle_dir(name)));
+    const attnlens::models::HfVit model(attnlens::io::Bundle::load(hf_bundle_dir(name)));
     const Golden g = golden(name);
     const auto& cases = g.meta.at("cases");
     REQUIRE(cases.size() == 2);
@@ -213,7 +203,7 @@ TEST_CASE("hf encoders: int8 weights stay within their stated deviation of the f
 }
 
 TEST_CASE("hf encoders: bad ids, over-long inputs and wrong image sizes are clear errors") {
-  const attnlens::models::HfBert bert(attnlens::io::Bundle::load(bundle_dir("bert-tiny")));
+  const attnlens::models::HfBert bert(attnlens::io::Bundle::load(hf_bundle_dir("bert-tiny")));
   const int v = static_cast<int>(bert.vocab_size());
   CHECK(error_of([&] {
           bert.forward({1, v});
@@ -223,11 +213,11 @@ TEST_CASE("hf encoders: bad ids, over-long inputs and wrong image sizes are clea
   CHECK(error_of([&] {
           bert.forward(std::vector<int>(bert.max_positions() + 1, 5));
         }).find("25 tokens exceed max_position_embeddings = 24") != std::string::npos);
-  const attnlens::models::HfBert distil(attnlens::io::Bundle::load(bundle_dir("distilbert-tiny")));
+  const attnlens::models::HfBert distil(attnlens::io::Bundle::load(hf_bundle_dir("distilbert-tiny")));
   CHECK(error_of([&] {
           distil.forward(std::vector<int>(distil.max_positions() + 1, 5));
         }).find("DistilBERT: 25 tokens exceed") != std::string::npos);
-  const attnlens::models::HfVit vit(attnlens::io::Bundle::load(bundle_dir("vit-tiny")));
+  const attnlens::models::HfVit vit(attnlens::io::Bundle::load(hf_bundle_dir("vit-tiny")));
   CHECK(error_of([&] {
           vit.forward(std::vector<float>(3 * 32 * 32), 32, 32);
         }).find("the image is 32x32, the model takes 16x16") != std::string::npos);
@@ -235,7 +225,7 @@ TEST_CASE("hf encoders: bad ids, over-long inputs and wrong image sizes are clea
         std::string::npos);
   // A bundle of another architecture is refused by name.
   CHECK(error_of([&] {
-          attnlens::models::HfVit x(attnlens::io::Bundle::load(bundle_dir("bert-tiny")));
+          attnlens::models::HfVit x(attnlens::io::Bundle::load(hf_bundle_dir("bert-tiny")));
         }).find("not hf-vit") != std::string::npos);
 }
 
@@ -243,8 +233,8 @@ TEST_CASE("hf encoders: bad ids, over-long inputs and wrong image sizes are clea
 // tasks
 
 TEST_CASE("text-classification: tokenizer ids → softmax over the labels, maps per layer × head") {
-  const auto clf = attnlens::api::HfTextClassifier::load(bundle_dir("bert-tiny"));
-  const attnlens::models::HfBert model(attnlens::io::Bundle::load(bundle_dir("bert-tiny")));
+  const auto clf = attnlens::api::HfTextClassifier::load(hf_bundle_dir("bert-tiny"));
+  const attnlens::models::HfBert model(attnlens::io::Bundle::load(hf_bundle_dir("bert-tiny")));
   const auto r = clf->classify("A fine film, isn't it?");
   REQUIRE(r.ids.size() >= 3);
   CHECK(r.tokens.front() == "[CLS]");
@@ -268,7 +258,7 @@ TEST_CASE("text-classification: tokenizer ids → softmax over the labels, maps 
   CHECK(clf->classify("A fine film", {false}).attentions.size() == 0);
   // The golden ids give PyTorch's logits.
   const Golden g = golden("distilbert-tiny");
-  const auto distil = attnlens::api::HfTextClassifier::load(bundle_dir("distilbert-tiny"));
+  const auto distil = attnlens::api::HfTextClassifier::load(hf_bundle_dir("distilbert-tiny"));
   const auto d = distil->classify_ids(g.meta.at("cases")[1].at("input_ids").get<std::vector<int>>());
   check_close(d.logits, golden_tensor(g.tensors, "case1/logits"), "distilbert-tiny api logits");
   CHECK(distil->labels() == std::vector<std::string>{"NEGATIVE", "POSITIVE"});
@@ -277,7 +267,7 @@ TEST_CASE("text-classification: tokenizer ids → softmax over the labels, maps 
 TEST_CASE("feature-extraction: the last hidden state [T, d] and the pooled vector equal PyTorch's") {
   for (const std::string name : {"bert-small", "distilbert-small", "bert-tiny"}) {
     CAPTURE(name);
-    const auto fx = attnlens::api::HfFeatureExtractor::load(bundle_dir(name));
+    const auto fx = attnlens::api::HfFeatureExtractor::load(hf_bundle_dir(name));
     const Golden g = golden(name);
     const auto ids = g.meta.at("cases")[1].at("input_ids").get<std::vector<int>>();
     const auto r = fx->extract_ids(ids);
@@ -293,8 +283,8 @@ TEST_CASE("feature-extraction: the last hidden state [T, d] and the pooled vecto
 }
 
 TEST_CASE("image-classification: ViTImageProcessor's pixel values, then softmax over the labels") {
-  const auto clf = attnlens::api::HfImageClassifier::load(bundle_dir("vit-tiny"));
-  const attnlens::models::HfVit model(attnlens::io::Bundle::load(bundle_dir("vit-tiny")));
+  const auto clf = attnlens::api::HfImageClassifier::load(hf_bundle_dir("vit-tiny"));
+  const attnlens::models::HfVit model(attnlens::io::Bundle::load(hf_bundle_dir("vit-tiny")));
   // A 16x16 RGB image (the model's size): pixel values (v/255 − 0.5)/0.5, channel-major.
   std::vector<std::uint8_t> rgb(16 * 16 * 3), rgba(16 * 16 * 4), big(32 * 32 * 3);
   for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>((i * 37 + 11) % 256);
@@ -332,15 +322,15 @@ TEST_CASE(
     "hf encoder tasks: bundles without a head, of another architecture, and over-long text are clear "
     "errors") {
   CHECK(error_of([&] {
-          attnlens::api::HfTextClassifier::load(bundle_dir("bert-small"));
+          attnlens::api::HfTextClassifier::load(hf_bundle_dir("bert-small"));
         }).find("no classification head") != std::string::npos);
   CHECK(error_of([&] {
-          attnlens::api::HfTextClassifier::load(bundle_dir("vit-tiny"));
+          attnlens::api::HfTextClassifier::load(hf_bundle_dir("vit-tiny"));
         }).find("text-classification takes hf-bert or hf-distilbert bundles") != std::string::npos);
   CHECK(error_of([&] {
-          attnlens::api::HfImageClassifier::load(bundle_dir("vit-small"));
+          attnlens::api::HfImageClassifier::load(hf_bundle_dir("vit-small"));
         }).find("no classification head") != std::string::npos);
-  const auto clf = attnlens::api::HfTextClassifier::load(bundle_dir("bert-tiny"));
+  const auto clf = attnlens::api::HfTextClassifier::load(hf_bundle_dir("bert-tiny"));
   std::string long_text;
   for (int i = 0; i < 40; ++i) long_text += "film ";
   CHECK(error_of([&] { clf->classify(long_text); }).find("exceed max_position_embeddings = 24") !=
@@ -376,19 +366,19 @@ TEST_CASE("hf encoder tasks: from_memory (the WASM path) gives what load() gives
     const std::string w = read_file(dir + "/weights.safetensors");
     return std::vector<std::uint8_t>(w.begin(), w.end());
   };
-  const std::string text_dir = bundle_dir("bert-tiny");
+  const std::string text_dir = hf_bundle_dir("bert-tiny");
   const auto clf = attnlens::api::HfTextClassifier::from_memory(
       read_file(text_dir + "/config.json"), weights_of(text_dir), files_of(text_dir, {"tokenizer.json"}), "bert-tiny");
   const auto a = clf->classify("A fine film");
   const auto b = attnlens::api::HfTextClassifier::load(text_dir)->classify("A fine film");
   CHECK(a.ids == b.ids);
   CHECK(a.logits == b.logits);
-  const std::string fx_dir = bundle_dir("distilbert-small");
+  const std::string fx_dir = hf_bundle_dir("distilbert-small");
   const auto fx = attnlens::api::HfFeatureExtractor::from_memory(read_file(fx_dir + "/config.json"),
                                                                   weights_of(fx_dir),
                                                                   files_of(fx_dir, {"tokenizer.json"}));
   CHECK(fx->extract("Hello").features == attnlens::api::HfFeatureExtractor::load(fx_dir)->extract("Hello").features);
-  const std::string vit_dir = bundle_dir("vit-tiny");
+  const std::string vit_dir = hf_bundle_dir("vit-tiny");
   const auto img = attnlens::api::HfImageClassifier::from_memory(read_file(vit_dir + "/config.json"),
                                                                   weights_of(vit_dir), {});
   std::vector<std::uint8_t> rgb(16 * 16 * 3, 7);

@@ -46,6 +46,22 @@ inline std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// The converted Hugging Face fixtures (tests/fixtures/hf/<name>/bundle) and their PyTorch goldens
+// (tests/goldens/hf/<name>.{json,safetensors}, written by models/training/hf/*_fixtures.py).
+inline std::string hf_bundle_dir(const std::string& name) {
+  return source_path("tests/fixtures/hf/" + name + "/bundle");
+}
+
+struct HfGolden {
+  nlohmann::json meta;
+  attnlens::io::SafeTensors tensors;
+};
+
+inline HfGolden hf_golden(const std::string& name) {
+  return {read_json(source_path("tests/goldens/hf/" + name + ".json")),
+          attnlens::io::SafeTensors::load(source_path("tests/goldens/hf/" + name + ".safetensors"))};
+}
+
 // A golden tensor stored in a safetensors file (golden.safetensors of a model bundle), widened to float.
 inline GoldenTensor golden_tensor(const attnlens::io::SafeTensors& st, const std::string& name) {
   GoldenTensor t;
