@@ -18,13 +18,16 @@ if (check.error || check.status !== 0) {
   if (check.error) console.error(`cannot run scripts/toolchain.sh: ${check.error.message}`);
   process.exit(check.status || 1);
 }
+// What the page loads: the package's module (build-wasm/, and build-wasm-mt/ for threads) and the converted models'
+// module that its "Your model" section runs (initHf()).
+const PAGE_TARGETS = ['attnlens_wasm', 'attnlens_hf_wasm'];
 if (dryRun) {
-  console.log('dry run: would build build-wasm/ and build-wasm-mt/ (attnlens_wasm) and serve web/');
+  console.log(`dry run: would build build-wasm/ (${PAGE_TARGETS.join(', ')}) and build-wasm-mt/ (attnlens_wasm) and serve web/`);
   process.exit(0);
 }
 
 try {
-  buildTree('wasm', { targets: ['attnlens_wasm'] });
+  buildTree('wasm', { targets: PAGE_TARGETS });
 } catch (err) {
   console.error(`build failed: ${err.message}`);
   process.exit(1);

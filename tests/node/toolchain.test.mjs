@@ -133,7 +133,8 @@ test('npm start (scripts/start.mjs) runs the check first: dry run, and a clear s
   const dry = start(bare, { ATTNLENS_DRY_RUN: '1' });
   assert.equal(dry.status, 0, dry.stderr);
   assert.match(dry.stdout, new RegExp(`^installing from Debian: emscripten\\n.*\\ndry run: env DEBIAN_FRONTEND=noninteractive ${INSTALL} emscripten\\n`));
-  assert.match(dry.stdout, /dry run: would build build-wasm\/ and build-wasm-mt\/ \(attnlens_wasm\) and serve web\/\n$/);
+  // the page's "Your model" section needs the converted models' module too
+  assert.match(dry.stdout, /dry run: would build build-wasm\/ \(attnlens_wasm, attnlens_hf_wasm\) and build-wasm-mt\/ \(attnlens_wasm\) and serve web\/\n$/);
   assert.deepEqual(bare.log(), []);
 
   const user = machine({ tools: ['cmake', 'make', 'wasm-dis'], headers: HEADERS, uid: 1000 });
