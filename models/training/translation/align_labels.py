@@ -25,11 +25,12 @@ def load_labels(path, origin, n_rows):
 def alignment_loss(attn, label_rows):
     """attn (B, T, S) attention of the supervised head; label_rows: B lists of (p, t). Mean CE over linked t."""
     b, t_len, s_len = attn.shape
+    index = [(r, t, p) for r, links in enumerate(label_rows) for p, t in links if p < s_len and t < t_len]
     target = torch.zeros(b, t_len, s_len)
-    for r, links in enumerate(label_rows):
-        for p, t in links:
-            if p < s_len and t < t_len:
-                target[r, t, p] = 1.0
+    if index:
+        r, t, p = torch.tensor(index, dtype=torch.long).unbind(1)
+        target[r, t, p] = 1.0
+    target = target.to(attn.device)
     mass = target.sum(-1, keepdim=True)
     linked = mass.squeeze(-1) > 0
     if not bool(linked.any()):

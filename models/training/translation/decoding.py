@@ -55,17 +55,18 @@ def greedy_batch(model, src, max_len_a=2, max_len_b=10):
     n = src.shape[0]
     lengths = (src != PAD).sum(1).tolist()
     limits = [max_new_tokens(s, max_len_a, max_len_b, _cap(model)) for s in lengths]
-    y = torch.full((n,), BOS, dtype=torch.long)
+    y = torch.full((n,), BOS, dtype=torch.long, device=src.device)
     out = [[] for _ in range(n)]
     done = [False] * n
     for t in range(max(limits)):
         logits, state, _ = model.step(enc, state, y)
         y = logits.argmax(-1)  # first maximum = lowest id on ties
+        ys = y.tolist()
         for i in range(n):
             if done[i]:
                 continue
-            out[i].append(int(y[i]))
-            if int(y[i]) == EOS or len(out[i]) >= limits[i]:
+            out[i].append(ys[i])
+            if ys[i] == EOS or len(out[i]) >= limits[i]:
                 done[i] = True
         if all(done):
             break

@@ -81,6 +81,11 @@ def parse_args(argv=None):
     p.add_argument("--align-weight", type=float, default=0.3, help="weight of the alignment loss")
     p.add_argument("--align-layer", type=int, default=-2, help="decoder layer of the alignment head (python index)")
     p.add_argument("--align-head", type=int, default=0, help="cross-attention head supervised by the labels")
+    p.add_argument("--device", default="cpu", help="torch device (cpu, cuda); checkpoints are always saved on cpu")
+    p.add_argument("--bf16", action="store_true", help="cuda: matrix products in bfloat16 autocast (weights and "
+                   "optimiser stay float32)")
+    p.add_argument("--keep-epochs", type=int, default=0,
+                   help="keep only the last N epoch<N>.pt checkpoints (0 = keep all)")
     args = p.parse_args(argv)
     for k, v in DEFAULTS[args.model].items():
         if getattr(args, k, None) is None:
@@ -141,7 +146,7 @@ def init_from_bundle(model, bundle_dir, prefix, cli):
           f"from old pieces, {len(new_vocab) - exact - composed} left at their init", flush=True)
 
 
-def evaluate_val(model, enc_val, prefix, cli, refs, batch_sents=100, bleu=True):
+def evaluate_val(model, enc_val, prefix, cli, refs, batch_sents=100, bleu=True, device="cpu"):
     """Val loss (per target token, no smoothing) and greedy BLEU (lowercased tokenized)."""
     model.eval()
     src, tgt = enc_val
@@ -151,11 +156,11 @@ def evaluate_val(model, enc_val, prefix, cli, refs, batch_sents=100, bleu=True):
     with torch.no_grad():
         for b in range(0, len(order), batch_sents):
             idx = order[b:b + batch_sents]
-            s = pad_batch([src[i] for i in idx], suffix=EOS)
-            ti = pad_batch([tgt[i] for i in idx], prefix=BOS)
-            to = pad_batch([tgt[i] for i in idx], suffix=EOS)
+            s = pad_batch([src[i] for i in idx], suffix=EOS).to(device)
+            ti = pad_batch([tgt[i] for i in idx], prefix=BOS).to(device)
+            to = pad_batch([tgt[i] for i in idx], suffix=EOS).to(device)
             logits, _ = model(s, ti)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
                                    reduction="sum")
             total += float(loss)
             count += int((to != PAD).sum())
@@ -196,22 +201,26 @@ def main():
         enc["train"] = (enc["train"][0][:300], enc["train"][1][:300])
         dev_sets = [(n, (e[0][:40], e[1][:40]), r[:40]) for n, e, r in dev_sets]
     set_seed(args.seed)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
     model = build_model(args.model, vocab, model_args(args))
     last_path = os.path.join(run_dir, "last.pt")
     # A warm start unless a checkpoint of this run is resumed (--resume without a checkpoint yet starts the run,
     # from --init-from like any first start).
     if args.init_from and not (args.resume and os.path.isfile(last_path)):
         init_from_bundle(model, args.init_from, prefix, cli)
+    model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "lr_scale": 1.0, "best_bleu": -1.0,
              "train_seconds": 0.0, "bad_epochs": 0}
     if args.resume and os.path.isfile(last_path):
-        ck = torch.load(last_path)
+        ck = torch.load(last_path, map_location=device)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         state = ck["state"]
-        torch.set_rng_state(ck["torch_rng"])
+        torch.set_rng_state(ck["torch_rng"].cpu())
         if args.lr_scale is not None:
             state["lr_scale"] = args.lr_scale
         print(f"resumed from {last_path}: epoch {state['epoch']} step {state['step_in_epoch']}", flush=True)
@@ -219,8 +228,11 @@ def main():
         json.dump({**vars(args), "vocab_size": vocab, "parameters": n_params, "argv": sys.argv}, f, indent=1)
     print(f"model {args.model}: {n_params} parameters, vocab {vocab}, args {vars(args)}", flush=True)
 
+    def cpu_weights():
+        return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
     def save_last():
-        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "state": state,
+        torch.save({"model": cpu_weights(), "optimizer": opt.state_dict(), "state": state,
                     "torch_rng": torch.get_rng_state(), "args": vars(args), "vocab_size": vocab,
                     "model_cfg": model.cfg, "kind": args.model}, last_path + ".tmp")
         os.replace(last_path + ".tmp", last_path)
@@ -275,17 +287,18 @@ def main():
             if swap_numbers is not None:
                 rows_src, rows_tgt, rows_links = swap_numbers(
                     rows_src, rows_tgt, rows_links, args.swap_numbers, random.Random(f"numbers-{args.seed}-{epoch}-{bi}"))
-            s = pad_batch(rows_src, suffix=EOS)
-            ti = pad_batch(rows_tgt, prefix=BOS)
-            to = pad_batch(rows_tgt, suffix=EOS)
+            s = pad_batch(rows_src, suffix=EOS).to(device)
+            ti = pad_batch(rows_tgt, prefix=BOS).to(device)
+            to = pad_batch(rows_tgt, suffix=EOS).to(device)
             for g in opt.param_groups:
                 g["lr"] = lr_at(args, state["global_step"] + 1, state["lr_scale"])
-            logits, attns = model(s, ti)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
+                logits, attns = model(s, ti)
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
                                    label_smoothing=args.label_smoothing)
             if align_labels is not None:
                 from align_labels import alignment_loss
-                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head], rows_links)
+                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head].float(), rows_links)
                 loss = loss + args.align_weight * a_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -293,7 +306,7 @@ def main():
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
             opt.step()
             ntok = int((to != PAD).sum())
-            loss_sum += float(loss) * ntok
+            loss_sum += float(loss) * ntok  # (a device sync per batch: cheap next to the Python batching)
             tok_sum += ntok
             state["global_step"] += 1
             state["step_in_epoch"] = bi + 1
@@ -310,7 +323,8 @@ def main():
         t_val = time.time()
         dev_scores = {}
         for name, pairs, refs in dev_sets:
-            dev_scores[name] = evaluate_val(model, pairs, prefix, cli, refs, bleu=epoch + 1 >= args.val_bleu_from)
+            dev_scores[name] = evaluate_val(model, pairs, prefix, cli, refs, bleu=epoch + 1 >= args.val_bleu_from,
+                                            batch_sents=100 if device.type == "cpu" else 500, device=device)
         val_loss = sum(v[0] for v in dev_scores.values()) / len(dev_scores)
         val_bleu = sum(v[1] for v in dev_scores.values()) / len(dev_scores)
         state["epoch"] = epoch + 1
@@ -323,9 +337,12 @@ def main():
             state["bad_epochs"] += 1
             if args.schedule == "plateau":
                 state["lr_scale"] *= 0.5  # halve the step size when val BLEU stops improving
-        torch.save({"model": model.state_dict(), "model_cfg": model.cfg, "kind": args.model, "vocab_size": vocab,
+        torch.save({"model": cpu_weights(), "model_cfg": model.cfg, "kind": args.model, "vocab_size": vocab,
                     "epoch": epoch + 1, "val_bleu": val_bleu, "args": vars(args)},
                    os.path.join(run_dir, f"epoch{epoch + 1}.pt"))
+        old = os.path.join(run_dir, f"epoch{epoch + 1 - args.keep_epochs}.pt")
+        if args.keep_epochs > 0 and os.path.isfile(old):
+            os.remove(old)
         state["last_epoch_seconds"] = time.time() - t_epoch
         save_last()
         rec = {"epoch": epoch + 1, "train_loss": loss_sum / max(tok_sum, 1), "val_loss": val_loss,
