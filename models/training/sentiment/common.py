@@ -210,11 +210,14 @@ def build_model(cfg):
 
 @torch.no_grad()
 def accuracy(model, encoded, batch_size=256):
+    """Batched accuracy, on the device of the model's weights."""
     model.eval()
+    device = next(model.parameters()).device
     correct = 0
     for batch in make_batches(encoded, batch_size, shuffle=False):
         ids, lengths, labels = collate(encoded, batch)
-        logits, _ = model(ids, lengths)
+        logits, _ = model(ids.to(device), lengths.to(device))
+        labels = labels.to(device)
         correct += int((logits.argmax(1) == labels).sum())
     return correct / len(encoded)
 

@@ -2,9 +2,11 @@
   /usr/bin/python3 models/training/sentiment/test_common.py
 """
 
+import json
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 import torch
@@ -190,6 +192,32 @@ def test_ensemble_probs_and_cache_digest():
     rows = [("a b".split(), 1), ("c".split(), 0)]
     assert distill_teachers.rows_digest(rows) != distill_teachers.rows_digest([(["a", "b"], 0), (["c"], 0)])
     assert distill_teachers.rows_digest(rows) == distill_teachers.rows_digest([(["a", "b"], 1), (["c"], 0)])
+
+
+def test_gpu_sweep_deadline_and_int8_size():
+    """A run that hangs is killed at its deadline and one that crashes is marked failed; sweep.json is written
+    anyway. int8_bytes agrees with the shipped config's tensors counted one by one."""
+    import gpu_sweep
+    import subprocess
+    cfg = dict(train.DEFAULTS["selfattn"], vocab_size=50)
+    model = common.build_model(cfg)
+    expect = sum(p.numel() + 4 * p.shape[0] if p.dim() == 2 and p.numel() >= 1024 else 4 * p.numel()
+                 for p in model.parameters())
+    assert gpu_sweep.int8_bytes(cfg) == expect
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        t0 = time.time()
+        subprocess.run([sys.executable, gpu_sweep.__file__, "--data-dir", tmp, "--vectors", "none", "--runs-dir",
+                        os.path.join(tmp, "runs"), "--out", out, "--minutes", "0.25", "--device", "cpu", "--only",
+                        "none", "--plant", "hang,crash", "--startup-seconds", "1", "--score-seconds", "1"],
+                       check=True, stdout=subprocess.DEVNULL, timeout=60)
+        assert time.time() - t0 < 15 + 5
+        with open(os.path.join(out, "sweep.json")) as f:
+            report = json.load(f)
+        status = {r["name"]: (r["status"], r["reason"]) for r in report["runs"]}
+        assert status == {"planted-hang": ("failed", "killed at its deadline while in train"),
+                          "planted-crash": ("failed", "train exited with 3")}, status
+        assert report["chosen"] == [] and os.listdir(out) == ["sweep.json"]
 
 
 if __name__ == "__main__":

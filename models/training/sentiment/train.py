@@ -31,6 +31,12 @@ Knowledge distillation (Hinton et al. 2015, "Distilling the Knowledge in a Neura
                       on the scale of the hard one's as T changes
   --alpha α           weight of the gold labels' cross-entropy (default 0.5)
   --temperature T     softening temperature (default 2)
+
+Sizes: --emb-dim, --lstm-hidden, --att-hidden, --hops, --mlp-hidden override the model's defaults (DEFAULTS); the
+engine reads every one of them from the bundle's config.json.
+--device cuda trains on a GPU (model, batches, weight average and teacher logits there; the batch order, word dropout
+and initial weights still come from the CPU generators); every checkpoint is written with CPU tensors, so export.py
+reads it on a machine without a GPU. gpu_sweep.py runs many such trainings at once.
 """
 
 import argparse
@@ -122,6 +128,17 @@ def ema_update(ema, state, decay, step):
             ema[k].mul_(d).add_(v, alpha=1 - d)
 
 
+def to_cpu(obj):
+    """obj with every tensor inside (dicts, lists, tuples) moved to the CPU."""
+    if torch.is_tensor(obj):
+        return obj.cpu()
+    if isinstance(obj, dict):
+        return {k: to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", choices=sorted(DEFAULTS), required=True)
@@ -131,6 +148,9 @@ def main():
     ap.add_argument("--min-count", type=int, default=2)
     ap.add_argument("--emb-dim", type=int, default=None)
     ap.add_argument("--hops", type=int, default=None)
+    ap.add_argument("--lstm-hidden", type=int, default=None, help="selfattn")
+    ap.add_argument("--att-hidden", type=int, default=None)
+    ap.add_argument("--mlp-hidden", type=int, default=None)
     ap.add_argument("--penalty", type=float, default=0.1, help="coefficient of ‖AAᵀ−I‖²_F (selfattn)")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--emb-lr-scale", type=float, default=1.0, help="learning-rate factor for the embedding")
@@ -152,7 +172,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2,
                     help="torch threads; on an oversubscribed machine 1 is far faster (OpenMP threads wait on "
                          "each other when one is descheduled: measured >10x more CPU per step with 2)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = ap.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device")
+    device = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
@@ -170,10 +194,11 @@ def main():
     soft = load_distill_cache(args.distill, train, args.temperature) if args.distill else None
 
     cfg = dict(DEFAULTS[args.model], vocab_size=len(vocab))
-    if args.emb_dim:
-        cfg["emb_dim"] = args.emb_dim
-    if args.hops:
-        cfg["hops"] = args.hops
+    for key in ("emb_dim", "hops", "lstm_hidden", "att_hidden", "mlp_hidden"):
+        if getattr(args, key):
+            if key not in cfg:
+                raise SystemExit(f"--{key.replace('_', '-')}: not a size of the {args.model} model")
+            cfg[key] = getattr(args, key)
     model = common.build_model(cfg)
     if args.vectors:
         vec = torch.from_numpy(np.load(args.vectors))
@@ -181,6 +206,9 @@ def main():
             raise SystemExit(f"--vectors shape {tuple(vec.shape)} != embedding {tuple(model.embedding.weight.shape)}")
         with torch.no_grad():
             model.embedding.weight.copy_(vec)
+    model.to(device)
+    if soft is not None:
+        soft = soft.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     emb_params = [model.embedding.weight]
     other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
@@ -201,7 +229,7 @@ def main():
     state = dict(epoch=0, step=0, best_dev=-1.0, best_step=-1, train_seconds=0.0)
     last = os.path.join(args.run, "last.pt")
     if args.resume and os.path.exists(last):
-        ck = torch.load(last)
+        ck = torch.load(last, map_location=device)
         model.load_state_dict(ck["model"])
         for o, sd in zip(opts, ck["opts"] if "opts" in ck else [ck["opt"]]):
             o.load_state_dict(sd)
@@ -213,12 +241,13 @@ def main():
     print(json.dumps({k: v for k, v in meta.items() if k != "vocab"}), flush=True)
 
     def save(path, weights=None):
-        """weights=None: the training state (raw weights, optimizer, EMA); else a checkpoint of `weights`."""
+        """weights=None: the training state (raw weights, optimizer, EMA); else a checkpoint of `weights`.
+        Tensors are written as CPU tensors whatever the device."""
         if weights is None:
-            torch.save(dict(model=model.state_dict(), opts=[o.state_dict() for o in opts], state=state, meta=meta,
-                            ema=ema), path)
+            torch.save(to_cpu(dict(model=model.state_dict(), opts=[o.state_dict() for o in opts], state=state,
+                                   meta=meta, ema=ema)), path)
         else:
-            torch.save(dict(model=weights, state=state, meta=meta), path)
+            torch.save(to_cpu(dict(model=weights, state=state, meta=meta)), path)
 
     def evaluated_weights():
         return {k: v.clone() for k, v in (ema if ema is not None else model.state_dict()).items()}
@@ -250,6 +279,7 @@ def main():
             if args.word_dropout > 0:
                 drop = (torch.rand(ids.shape) < args.word_dropout) & (ids != common.PAD_ID)
                 ids = ids.masked_fill(drop, common.UNK_ID)
+            ids, lengths, labels = ids.to(device), lengths.to(device), labels.to(device)
             for g, base in zip(groups, base_lrs):
                 progress = (state["step"] / total_steps if args.schedule == "cosine" else
                             (state["train_seconds"] + time.time() - t_seg) / budget)
