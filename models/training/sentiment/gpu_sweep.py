@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -182,8 +183,7 @@ def write_outputs(runs, args, t0):
         if size + os.path.getsize(src) > MAX_OUT_BYTES - 1_000_000:
             break
         dst = f"sst2-best{i + 1}.pt"
-        with open(src, "rb") as fi, open(os.path.join(args.out, dst), "wb") as fo:
-            fo.write(fi.read())
+        shutil.copyfile(src, os.path.join(args.out, dst))
         size += os.path.getsize(src)
         chosen.append({"file": dst, "run": r["name"], "dev_accuracy_final": r["final"]["accuracy"]})
     keep = ("name", "flags", "status", "reason", "max_minutes", "started", "deadline", "train_wall_s", "final",

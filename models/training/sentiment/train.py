@@ -54,6 +54,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 import distill_teachers  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checkpoints import to_cpu  # noqa: E402  (models/training/)
+
 DEFAULTS = {
     "selfattn": dict(architecture="selfattn-classifier", emb_dim=200, lstm_hidden=150, att_hidden=100, hops=4,
                      mlp_hidden=300),
@@ -126,17 +129,6 @@ def ema_update(ema, state, decay, step):
     for k, v in state.items():
         if v.dtype.is_floating_point:
             ema[k].mul_(d).add_(v, alpha=1 - d)
-
-
-def to_cpu(obj):
-    """obj with every tensor inside (dicts, lists, tuples) moved to the CPU."""
-    if torch.is_tensor(obj):
-        return obj.cpu()
-    if isinstance(obj, dict):
-        return {k: to_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(to_cpu(v) for v in obj)
-    return obj
 
 
 def main():

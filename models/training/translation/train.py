@@ -23,6 +23,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BOS, DEFAULT_DATA_DIR, EOS, PAD, RUNS_DIR, bpe_decode_ids, corpus_bleu, find_cli,  # noqa: E402
                     load_encoded, make_batches, pad_batch, read_lines, set_seed, vocab_size)
+from checkpoints import to_cpu  # noqa: E402  (models/training/, on the path through common)
 from decoding import greedy_batch, strip_specials  # noqa: E402
 from models import build_model  # noqa: E402
 
@@ -228,13 +229,10 @@ def main():
         json.dump({**vars(args), "vocab_size": vocab, "parameters": n_params, "argv": sys.argv}, f, indent=1)
     print(f"model {args.model}: {n_params} parameters, vocab {vocab}, args {vars(args)}", flush=True)
 
-    def cpu_weights():
-        return {k: v.detach().cpu() for k, v in model.state_dict().items()}
-
     def save_last():
-        torch.save({"model": cpu_weights(), "optimizer": opt.state_dict(), "state": state,
-                    "torch_rng": torch.get_rng_state(), "args": vars(args), "vocab_size": vocab,
-                    "model_cfg": model.cfg, "kind": args.model}, last_path + ".tmp")
+        torch.save(to_cpu({"model": model.state_dict(), "optimizer": opt.state_dict(), "state": state,
+                           "torch_rng": torch.get_rng_state(), "args": vars(args), "vocab_size": vocab,
+                           "model_cfg": model.cfg, "kind": args.model}), last_path + ".tmp")
         os.replace(last_path + ".tmp", last_path)
 
     import signal
@@ -337,8 +335,8 @@ def main():
             state["bad_epochs"] += 1
             if args.schedule == "plateau":
                 state["lr_scale"] *= 0.5  # halve the step size when val BLEU stops improving
-        torch.save({"model": cpu_weights(), "model_cfg": model.cfg, "kind": args.model, "vocab_size": vocab,
-                    "epoch": epoch + 1, "val_bleu": val_bleu, "args": vars(args)},
+        torch.save({"model": to_cpu(model.state_dict()), "model_cfg": model.cfg, "kind": args.model,
+                    "vocab_size": vocab, "epoch": epoch + 1, "val_bleu": val_bleu, "args": vars(args)},
                    os.path.join(run_dir, f"epoch{epoch + 1}.pt"))
         old = os.path.join(run_dir, f"epoch{epoch + 1 - args.keep_epochs}.pt")
         if args.keep_epochs > 0 and os.path.isfile(old):
