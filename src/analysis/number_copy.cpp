@@ -13,6 +13,35 @@ namespace {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_joiner(char c) { return c == '.' || c == ',' || c == ':'; }
 
+// "37,5" → "37" "," "5": digit runs and joiners, as the word rule (text/word_spans.h) splits a number.
+std::vector<std::string> number_parts(std::string_view number) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < number.size();) {
+    std::size_t j = i + 1;
+    if (is_digit(number[i]))
+      while (j < number.size() && is_digit(number[j])) ++j;
+    parts.emplace_back(number.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
+// The number's words cover exactly its bytes, and each word is one of its parts ("375 , 5"; not "3rd").
+bool whole_words(const NumberSpan& n, const std::vector<text::WordSpan>& words) {
+  if (n.first_word < 0) return false;
+  const auto parts = number_parts(n.text);
+  const std::size_t count = static_cast<std::size_t>(n.end_word - n.first_word);
+  if (count != 1 && count != parts.size()) return false;
+  std::size_t at = n.byte_begin;
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto& w = words[static_cast<std::size_t>(n.first_word) + k];
+    const std::size_t len = count == 1 ? n.text.size() : parts[k].size();
+    if (w.byte_begin != at || w.byte_end != at + len) return false;
+    at += len;
+  }
+  return at == n.byte_end;
+}
+
 }  // namespace
 
 std::vector<NumberSpan> find_numbers(std::string_view text, const std::vector<text::WordSpan>& words) {
@@ -90,17 +119,20 @@ std::vector<NumberCopy> plan_number_copies(std::string_view source_text, const s
         tgt_done[t] = true;
         break;
       }
-  // The rest: one-word target numbers, matched greedily by alignment weight.
+  // The rest: target numbers that are whole words, matched greedily by alignment weight.
   std::vector<std::tuple<float, std::size_t, std::size_t>> candidates;  // (weight, target number, source number)
   for (std::size_t t = 0; t < tgt.size(); ++t) {
-    if (tgt_done[t] || tgt[t].first_word < 0 || tgt[t].end_word != tgt[t].first_word + 1) continue;
-    const auto& word = target_words[static_cast<std::size_t>(tgt[t].first_word)];
-    if (word.byte_begin != tgt[t].byte_begin || word.byte_end != tgt[t].byte_end) continue;  // e.g. "3rd"
+    if (tgt_done[t] || !whole_words(tgt[t], target_words)) continue;  // e.g. "3rd"
+    const std::size_t n_words = static_cast<std::size_t>(tgt[t].end_word - tgt[t].first_word);
     for (std::size_t s = 0; s < src.size(); ++s) {
       if (src_used[s] || src[s].first_word < 0) continue;
-      float w = 0;
-      for (int c = src[s].first_word; c < src[s].end_word; ++c)
-        w += alignment_map[static_cast<std::size_t>(tgt[t].first_word) * ns + static_cast<std::size_t>(c)];
+      // Several target words ("375 , 5") are replaced word for word, so the notation must have as many parts.
+      if (n_words > 1 && number_parts(english_number(src[s].text)).size() != n_words) continue;
+      float w = 0;  // mean over the target number's words of their weight on the source number's words
+      for (int r = tgt[t].first_word; r < tgt[t].end_word; ++r)
+        for (int c = src[s].first_word; c < src[s].end_word; ++c)
+          w += alignment_map[static_cast<std::size_t>(r) * ns + static_cast<std::size_t>(c)];
+      w /= static_cast<float>(n_words);
       if (w >= kMinNumberWeight) candidates.emplace_back(w, t, s);
     }
   }
@@ -119,20 +151,37 @@ std::vector<NumberCopy> plan_number_copies(std::string_view source_text, const s
 
 void apply_number_copies(const std::vector<NumberCopy>& copies, std::string& target_text,
                          std::vector<text::WordSpan>& target_words) {
-  // From the last word back, so earlier offsets stay valid while splicing; then shift the words after each.
-  for (auto it = copies.rbegin(); it != copies.rend(); ++it) {
-    require(it->target_word >= 0 && static_cast<std::size_t>(it->target_word) < target_words.size(),
-            "number copy: target word out of range");
-    auto& w = target_words[static_cast<std::size_t>(it->target_word)];
+  // Word k becomes `text`; the words after it shift.
+  auto replace_word = [&](std::size_t k, const std::string& text) {
+    auto& w = target_words[k];
     require(w.byte_end <= target_text.size() && w.byte_begin <= w.byte_end, "number copy: word outside the text");
-    target_text.replace(w.byte_begin, w.byte_end - w.byte_begin, it->text);
-    const std::ptrdiff_t delta = static_cast<std::ptrdiff_t>(it->text.size()) -
+    target_text.replace(w.byte_begin, w.byte_end - w.byte_begin, text);
+    const std::ptrdiff_t delta = static_cast<std::ptrdiff_t>(text.size()) -
                                  static_cast<std::ptrdiff_t>(w.byte_end - w.byte_begin);
-    w.text = it->text;
-    w.byte_end = w.byte_begin + it->text.size();
-    for (std::size_t k = static_cast<std::size_t>(it->target_word) + 1; k < target_words.size(); ++k) {
-      target_words[k].byte_begin = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(target_words[k].byte_begin) + delta);
-      target_words[k].byte_end = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(target_words[k].byte_end) + delta);
+    w.text = text;
+    w.byte_end = w.byte_begin + text.size();
+    for (std::size_t j = k + 1; j < target_words.size(); ++j) {
+      target_words[j].byte_begin = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(target_words[j].byte_begin) + delta);
+      target_words[j].byte_end = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(target_words[j].byte_end) + delta);
+    }
+  };
+  // From the last copy back, so earlier offsets stay valid while splicing.
+  for (auto it = copies.rbegin(); it != copies.rend(); ++it) {
+    const std::size_t first = static_cast<std::size_t>(it->target_word);
+    require(it->target_word >= 0 && first < target_words.size(), "number copy: target word out of range");
+    // The model's number is one word ("250") or one word per part ("375" "," "5"), as plan_number_copies found it.
+    const auto model_parts = number_parts(it->model_text);
+    const bool one_word = target_words[first].text == it->model_text;
+    if (one_word) {
+      replace_word(first, it->text);
+      continue;
+    }
+    const auto parts = number_parts(it->text);
+    require(parts.size() == model_parts.size() && first + parts.size() <= target_words.size(),
+            "number copy: the number's words do not match");
+    for (std::size_t k = parts.size(); k-- > 0;) {
+      require(target_words[first + k].text == model_parts[k], "number copy: the number's words do not match");
+      replace_word(first + k, parts[k]);
     }
   }
 }

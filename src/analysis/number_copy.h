@@ -12,10 +12,12 @@
 //     dots that group thousands ("250.000", "1.000.000": every group after the first has three digits) become commas;
 //     anything else ("14:30", "1.1.2020", "2019") is kept as written;
 //   - target numbers that already equal a source number (as written or in English notation) are left alone and
-//     use that source number up; every other target number that is one word (text/word_spans.h) is matched to the
-//     remaining source number with the most alignment weight (the word-level cross map, summed over the source
+//     use that source number up; every other target number made of whole words (text/word_spans.h: one word "250",
+//     or one word per part "375" "," "5", not "3rd") is matched to the remaining source number with the most
+//     alignment weight (the word-level cross map summed over the source number's words, averaged over the target
 //     number's words), greedily by weight, each source number at most once, and only when that weight is at least
-//     kMinNumberWeight; matched, it is replaced by the source number's English notation.
+//     kMinNumberWeight; matched, it is replaced by the source number's English notation — a one-word number by one
+//     word, a number of several words part for part (so only by a notation with as many parts: "375,5" → "37.5").
 // A source number the model dropped is not inserted: the copy never invents a position the model did not write.
 #pragma once
 
@@ -46,7 +48,7 @@ std::string english_number(std::string_view german);
 
 struct NumberCopy {
   int source_number = 0;    // index into find_numbers(source text)
-  int target_word = 0;      // the target word that was replaced
+  int target_word = 0;      // the target word that was replaced (the first, when the number is several words)
   std::string model_text;   // what the model wrote
   std::string text;         // what replaced it
   float weight = 0;         // the alignment weight of the match

@@ -105,6 +105,43 @@ TEST_CASE("number copy: the alignment decides which source number a target numbe
   CHECK_THROWS_AS(attnlens::analysis::plan_number_copies(src, sw, tgt, tw, std::vector<float>(3)), attnlens::Error);
 }
 
+TEST_CASE("number copy: a number the model wrote as several words is replaced part for part") {
+  const std::string src = "Es sind 37,5 Grad.";       // "37,5": words 2-4
+  const std::string tgt = "It's 375,5 degrees.";      // "375,5": words 1-3 ("375" "," "5")
+  const auto sw = words_of(src);
+  auto tw = words_of(tgt);
+  REQUIRE(sw.size() == 7);
+  REQUIRE(tw.size() == 6);
+  std::vector<float> map(tw.size() * sw.size(), 0.0f);
+  auto at = [&](std::size_t t, std::size_t s) -> float& { return map[t * sw.size() + s]; };
+  at(1, 2) = 0.9f; at(2, 3) = 0.6f; at(2, 5) = 0.4f; at(3, 4) = 0.3f;  // mean weight on "37,5": (0.9+0.6+0.3)/3
+  auto copies = attnlens::analysis::plan_number_copies(src, sw, tgt, tw, map);
+  REQUIRE(copies.size() == 1);
+  CHECK(copies[0].target_word == 1);
+  CHECK(copies[0].model_text == "375,5");
+  CHECK(copies[0].text == "37.5");
+  CHECK(copies[0].weight == doctest::Approx(0.6f));
+  std::string text = tgt;
+  attnlens::analysis::apply_number_copies(copies, text, tw);
+  CHECK(text == "It's 37.5 degrees.");
+  REQUIRE(tw.size() == 6);  // as many words as the maps have rows
+  CHECK(tw[1].text == "37");
+  CHECK(tw[2].text == ".");
+  CHECK(tw[3].text == "5");
+  for (const auto& w : tw) CHECK(text.substr(w.byte_begin, w.byte_end - w.byte_begin) == w.text);
+
+  // A notation with another number of parts cannot be written word for word: left as the model wrote it.
+  const std::string src2 = "Es kostet 1.000,50 Euro.";  // English "1,000.50": five parts against the model's three
+  const std::string tgt2 = "It costs 100,5 euros.";
+  const auto sw2 = words_of(src2);
+  const auto tw2 = words_of(tgt2);
+  std::vector<float> map2(tw2.size() * sw2.size(), 1.0f);
+  CHECK(attnlens::analysis::plan_number_copies(src2, sw2, tgt2, tw2, map2).empty());
+  // Too little weight on average: left alone.
+  at(1, 2) = 0.2f; at(2, 3) = 0.1f; at(3, 4) = 0.1f;
+  CHECK(attnlens::analysis::plan_number_copies(src, sw, tgt, words_of(tgt), map).empty());
+}
+
 TEST_CASE("number copy: the default translator copies numbers it would garble; copy_numbers false keeps its text") {
   const auto tr = attnlens::api::Translator::load(source_path("models/de-en-general"));
   attnlens::api::TranslationParams p;
