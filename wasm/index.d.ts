@@ -584,7 +584,8 @@ export interface TranslationResult {
    */
   qk?: AttentionMaps;
   /**
-   * With copy_numbers: each number replaced in `text` — target_word (index into target_words), what the model wrote
+   * With copy_numbers: each number replaced in `text` — target_word (index into target_words; the first of its words
+   * when the model wrote the number as several, "375" "," "5", which are then replaced part for part), what the model wrote
    * (`model`), what replaced it (`text`), the alignment weight of the match, the source number (index among the
    * numbers of the sentence's source) and, for several sentences, which sentence.
    */
