@@ -13,6 +13,13 @@ namespace {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_joiner(char c) { return c == '.' || c == ',' || c == ':'; }
 
+// The digit groups alone: "2:30" and "2.30" are the same groups; "230" ("2,50" → "250") and "375,5" are not.
+std::string digit_groups(std::string_view number) {
+  std::string out;
+  for (char c : number) out += is_digit(c) ? c : '|';
+  return out;
+}
+
 // "37,5" → "37" "," "5": digit runs and joiners, as the word rule (text/word_spans.h) splits a number.
 std::vector<std::string> number_parts(std::string_view number) {
   std::vector<std::string> parts;
@@ -111,10 +118,11 @@ std::vector<NumberCopy> plan_number_copies(std::string_view source_text, const s
   const auto tgt = find_numbers(target_text, target_words);
   if (src.empty() || tgt.empty()) return {};
   std::vector<bool> src_used(src.size(), false), tgt_done(tgt.size(), false);
-  // Target numbers that are already a source number keep it (and use it up).
+  // Target numbers with a source number's digit groups keep it and use it up: the model wrote that number, perhaps
+  // in another notation ("2:30" for "2.30 Uhr", "37.5" for "37,5").
   for (std::size_t t = 0; t < tgt.size(); ++t)
     for (std::size_t s = 0; s < src.size(); ++s)
-      if (!src_used[s] && (tgt[t].text == src[s].text || tgt[t].text == english_number(src[s].text))) {
+      if (!src_used[s] && digit_groups(tgt[t].text) == digit_groups(src[s].text)) {
         src_used[s] = true;
         tgt_done[t] = true;
         break;

@@ -137,6 +137,12 @@ TEST_CASE("number copy: a number the model wrote as several words is replaced pa
   const auto tw2 = words_of(tgt2);
   std::vector<float> map2(tw2.size() * sw2.size(), 1.0f);
   CHECK(attnlens::analysis::plan_number_copies(src2, sw2, tgt2, tw2, map2).empty());
+  // The same digit groups in another notation are the model's choice: "2:30" for "2.30 Uhr" stays.
+  const std::string src3 = "Er ging um 2.30 Uhr.";
+  const std::string tgt3 = "He left at 2:30.";
+  const auto sw3 = words_of(src3);
+  const auto tw3 = words_of(tgt3);
+  CHECK(attnlens::analysis::plan_number_copies(src3, sw3, tgt3, tw3, std::vector<float>(tw3.size() * sw3.size(), 1.0f)).empty());
   // Too little weight on average: left alone.
   at(1, 2) = 0.2f; at(2, 3) = 0.1f; at(3, 4) = 0.1f;
   CHECK(attnlens::analysis::plan_number_copies(src, sw, tgt, words_of(tgt), map).empty());
