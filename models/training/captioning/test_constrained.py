@@ -1,0 +1,111 @@
+"""Checks of constrained.py (constrained beam search) and imagenet_words.py:
+
+  /usr/bin/python3 models/training/captioning/test_constrained.py [--images 50] [--threads 1]
+
+1. With no constraint, constrained_beam_decode gives sat.beam_decode's caption and score, token for token, on the
+   first N Flickr8k dev photos through the float32 bundle with its default decoding (beam 10, length_norm 0.7,
+   max_len 25), and on a small random decoder with beams 1..5 (no data needed).
+2. With a constraint (the photo's top-1 ImageNet class's words, whatever its probability, else "dog"), the caption
+   contains a constraint word or there is no answer; when the unconstrained caption already contains one, the
+   constrained answer scores at least as well (score / len^length_norm), since every prefix of that caption
+   competes within its state against a subset of what it beat in the unconstrained search.
+3. imagenet_words: every word is in the captioner's vocabulary (vocab_words raises otherwise), and the rule
+   constraint_for constrains exactly when prob >= tau and the class has words.
+Each check raises AssertionError with a message when it fails.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import constrained  # noqa: E402
+import engine_io  # noqa: E402
+import imagenet_words  # noqa: E402
+import mobilenet  # noqa: E402
+import sat  # noqa: E402
+
+
+def normed(r, tokens_len, length_norm):
+    return r["score"] / (tokens_len ** length_norm if length_norm else 1.0)
+
+
+def check_random_decoder():
+    torch.manual_seed(0)
+    dec = sat.ShowAttendTell(40, feat_dim=16, proj_dim=8, embed_dim=8, hidden_dim=12, att_dim=8, dropout=0.0).eval()
+    for trial in range(30):
+        f = torch.randn(9, 16) * 3
+        for beam in (1, 2, 5):
+            for ln in (0.0, 0.7):
+                a = sat.beam_decode(dec, f, beam=beam, max_len=12, length_norm=ln)
+                b = constrained.constrained_beam_decode(dec, f, None, beam=beam, max_len=12, length_norm=ln)
+                assert a["tokens"] == b["tokens"] and a["score"] == b["score"], (trial, beam, ln, a, b)
+                assert torch.equal(a["alphas"], b["alphas"]), (trial, beam, ln)
+                r = constrained.constrained_beam_decode(dec, f, [7, 11], beam=beam, max_len=12, length_norm=ln)
+                assert r is None or (7 in r["tokens"] or 11 in r["tokens"]), (trial, r)
+    print("random decoder: no constraint = beam_decode (30 inputs x 3 beams x 2 length norms); constraint met")
+
+
+def check_vocab_and_rule(m):
+    words = imagenet_words.vocab_words(m.stoi)
+    assert len(words) == 1000 == len(m.labels), (len(words), len(m.labels))
+    try:
+        imagenet_words.vocab_words({w: i for w, i in m.stoi.items() if w != "cat"})
+    except ValueError as e:
+        assert "cat" in str(e), e
+    else:
+        raise AssertionError("vocab_words accepted a table word missing from the vocabulary")
+    cat = m.labels.index(next(l for l in m.labels if l.startswith("Egyptian cat")))
+    assert [m.itos[i] for i in constrained.constraint_for(0.5, cat, words, m.stoi, 0.5)] == list(words[cat])
+    assert constrained.constraint_for(0.49, cat, words, m.stoi, 0.5) is None
+    abacus = m.labels.index("abacus")
+    assert not words[abacus] and constrained.constraint_for(0.99, abacus, words, m.stoi, 0.5) is None
+    print("imagenet_words: %d classes map, all words in the vocabulary; constraint_for follows tau"
+          % sum(1 for w in words if w))
+
+
+def check_dev(m, n):
+    names = engine_io.split_names(mobilenet.DEFAULT_DATA_DIR, "dev")[:n]
+    kw = dict(beam=m.beam, max_len=m.max_len, length_norm=m.length_norm)
+    tar = os.path.join(mobilenet.DEFAULT_DATA_DIR, "flickr8k", "flickr8k_images_160.tar")
+    met_before = changed = 0
+    with engine_io.photo_tar(tar) as rgb:
+        for k, name in enumerate(names):
+            px = rgb(name)
+            f = m.features(px)
+            a = sat.beam_decode(m.dec, f, **kw)
+            b = constrained.constrained_beam_decode(m.dec, f, None, **kw)
+            assert a["tokens"] == b["tokens"] and a["score"] == b["score"], (name, a["tokens"], b["tokens"])
+            cls, _ = m.top1(px)
+            cwords = m.class_words[cls] or ("dog",)
+            cset = {m.stoi[w] for w in cwords}
+            r = constrained.constrained_beam_decode(m.dec, f, sorted(cset), **kw)
+            if r is None:
+                continue
+            assert cset & set(r["tokens"]), (name, cwords, r["tokens"])
+            if cset & set(a["tokens"]) and len(a["tokens"]) < m.max_len:  # a finished caption met it
+                met_before += 1
+                na, nr = normed(a, len(a["tokens"]) + 1, m.length_norm), normed(r, len(r["tokens"]) + 1, m.length_norm)
+                assert nr >= na - 1e-4, (name, a["tokens"], r["tokens"], na, nr)
+            changed += r["tokens"] != a["tokens"]
+    print("dev: %d photos, no constraint = beam_decode on all; constrained captions meet their constraint "
+          "(%d differ from the plain one; %d plain captions already met it and were not beaten)"
+          % (len(names), changed, met_before))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--images", type=int, default=50)
+    args = mobilenet.parse_args_with_threads(ap)
+    check_random_decoder()
+    m = constrained.Models()
+    check_vocab_and_rule(m)
+    if args.images:
+        check_dev(m, args.images)
+    print("test_constrained: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
