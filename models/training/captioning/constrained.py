@@ -16,7 +16,8 @@ them. The search runs one beam per state of that constraint, "not yet met" (0) a
     one (sat.beam_decode's).
 
 With no constraint there is one state, met from the start, and the search is sat.beam_decode step for step
-(test_constrained.py checks the captions are equal).
+(test_constrained.py checks the captions are equal). As the engine's search does by default, <unk> can be banned
+(never kept as an extension); the captions here ban it, so that the unconstrained ones are the engine's.
 
 When to constrain (constraint_for): the classifier's top-1 class has probability >= tau (softmax over its 1000
 logits) and imagenet_words maps it to words; tau = DEFAULT_TAU, fixed before any captioned photo was looked at.
@@ -26,8 +27,8 @@ logits) and imagenet_words maps it to words; tau = DEFAULT_TAU, fixed before any
   /usr/bin/python3 models/training/captioning/constrained.py test --out /tmp/cbs-test.jsonl
 
 Each line of OUT: image, the classifier's top-1 class (index, label, probability), the words it maps to, the
-unconstrained caption (sat.beam_decode), and the constrained one (null when the class maps to no word or no
-constrained hypothesis finished) — for every image whose top-1 class maps to words, whatever its probability, so that
+unconstrained caption (the engine's search: sat.beam_decode with <unk> banned), and the constrained one (null when
+the class maps to no word or no constrained hypothesis finished) — for every image whose top-1 class maps to words, whatever its probability, so that
 the figures for any tau come from one run (summarize). The float32 bundles: models/flickr8k-mobilenet with its encoder
 models/flickr8k-mobilenet-encoder (bundle.load_bundle) and models/mobilenet-v2-imagenet (bundle.load_encoder_bundle);
 photos decoded by PIL to RGB (everyday: EXIF orientation applied, as caption_everyday.mjs), then the engine's
@@ -56,20 +57,25 @@ EVERYDAY = os.path.join(HERE, "everyday", "photos")
 
 
 @torch.no_grad()
-def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, length_norm=0.0, projected=False):
+def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, length_norm=0.0, projected=False,
+                            banned=()):
     """Constrained beam search for one image (feats1 [L, D]); constraint: token ids, one of which the caption must
-    contain (None or empty: none, and the result is sat.beam_decode's). Returns dict(tokens, alphas [T, L], score,
-    met) or None when a constraint was given and no hypothesis that meets it finished."""
+    contain (None or empty: none, and with no `banned` words the result is sat.beam_decode's). banned: token ids no
+    hypothesis is extended by (the engine's search bans <unk>: its log-probability is not renormalised away, the
+    extension is just never kept; src/models/show_attend_tell.h). Returns dict(tokens, alphas [T, L], score, met) or
+    None when a constraint was given and no hypothesis that meets it finished."""
     model.eval()
     cset = sorted(set(constraint or ()))
-    if sat.END in cset:
-        raise ValueError("<end> cannot be a constraint word")
+    if sat.END in cset or sat.END in banned or set(cset) & set(banned):
+        raise ValueError("<end> cannot be a constraint or banned word, nor a banned word a constraint word")
     V = model.vocab_size
     f = feats1.unsqueeze(0)
     p, keys, h, c = model.encode_projected(f) if projected else model.encode(f)
     accepting = 0 if not cset else 1
     in_c = torch.zeros(V, dtype=torch.bool)
     in_c[cset] = True
+    ok_word = torch.ones(V, dtype=torch.bool)
+    ok_word[list(banned)] = False
     hyps = [dict(tokens=[], alphas=[], score=0.0, h=h[0], c=c[0], state=0)]
     finished = []
     neg = float("-inf")
@@ -90,7 +96,7 @@ def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, 
                 allowed[:, sat.END] = False
             else:  # met: any word from a met hypothesis, a word of C from an unmet one
                 allowed = (src_state == 1).unsqueeze(1) | ((src_state == 0).unsqueeze(1) & in_c.unsqueeze(0))
-            scores = logp.masked_fill(~allowed, neg)
+            scores = logp.masked_fill(~(allowed & ok_word.unsqueeze(0)), neg)
             top_s, top_i = scores.view(-1).topk(min(beam, scores.numel()))
             for s, i in zip(top_s.tolist(), top_i.tolist()):
                 if s == neg:
@@ -160,10 +166,10 @@ class Models:
         return i, float(prob[i])
 
     def caption(self, feats, constraint=None):
-        kw = dict(beam=self.beam, max_len=self.max_len, length_norm=self.length_norm)
-        if constraint is None:
-            return sat.beam_decode(self.dec, feats, **kw)
-        return constrained_beam_decode(self.dec, feats, constraint, **kw)
+        """The engine's search with the bundle's default decoding (beam, length_norm, max_len; <unk> banned), with
+        the constraint when one is given (None: no constrained answer)."""
+        return constrained_beam_decode(self.dec, feats, constraint, beam=self.beam, max_len=self.max_len,
+                                       length_norm=self.length_norm, banned=(sat.UNK,))
 
     def describe(self, name, rgb):
         """One output line (see the module doc) for a photo's RGB pixels."""

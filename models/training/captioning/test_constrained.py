@@ -9,11 +9,14 @@
    contains a constraint word or there is no answer; when the unconstrained caption already contains one, the
    constrained answer scores at least as well (score / len^length_norm), since every prefix of that caption
    competes within its state against a subset of what it beat in the unconstrained search.
-3. imagenet_words: every word is in the captioner's vocabulary (vocab_words raises otherwise), and the rule
+3. With <unk> banned (as the engine's search), the unconstrained captions of the everyday photos are the float32
+   engine's captions recorded in everyday/judgements-float32.jsonl, all 69 (with --everyday).
+4. imagenet_words: every word is in the captioner's vocabulary (vocab_words raises otherwise), and the rule
    constraint_for constrains exactly when prob >= tau and the class has words.
 Each check raises AssertionError with a message when it fails.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -26,6 +29,7 @@ import engine_io  # noqa: E402
 import imagenet_words  # noqa: E402
 import mobilenet  # noqa: E402
 import sat  # noqa: E402
+import text  # noqa: E402
 
 
 def normed(r, tokens_len, length_norm):
@@ -95,15 +99,31 @@ def check_dev(m, n):
           % (len(names), changed, met_before))
 
 
+def check_everyday(m):
+    judged = {r["image"]: r["caption"] for r in map(json.loads, open(os.path.join(HERE, "everyday",
+                                                                               "judgements-float32.jsonl")))}
+    differ = []
+    for name in sorted(judged):
+        got = text.decode(m.caption(m.features(constrained.everyday_rgb(os.path.join(constrained.EVERYDAY, name))))
+                          ["tokens"], m.itos)
+        if got != judged[name]:
+            differ.append((name, judged[name], got))
+    assert not differ, differ
+    print("everyday: the %d unconstrained captions (<unk> banned) are the float32 engine's" % len(judged))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=50)
+    ap.add_argument("--everyday", action="store_true", help="also check 3 (about a minute)")
     args = mobilenet.parse_args_with_threads(ap)
     check_random_decoder()
     m = constrained.Models()
     check_vocab_and_rule(m)
     if args.images:
         check_dev(m, args.images)
+    if args.everyday:
+        check_everyday(m)
     print("test_constrained: all checks passed")
 
 
