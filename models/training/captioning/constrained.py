@@ -22,7 +22,8 @@ With no constraint there is one state, met from the start, and the search is sat
 When to constrain (constraint_for): the classifier's top-1 class has probability >= tau (softmax over its 1000
 logits) and imagenet_words maps it to words; tau = DEFAULT_TAU, fixed before any captioned photo was looked at.
 
-  /usr/bin/python3 models/training/captioning/constrained.py everyday --out /tmp/cbs-everyday.jsonl
+  /usr/bin/python3 models/training/captioning/constrained.py everyday --out /tmp/cbs-everyday.jsonl \\
+      --captions /tmp/cbs-everyday-captions.jsonl
   /usr/bin/python3 models/training/captioning/constrained.py dev --out /tmp/cbs-dev.jsonl
   /usr/bin/python3 models/training/captioning/constrained.py test --out /tmp/cbs-test.jsonl
 
@@ -219,6 +220,8 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="first N photos only (say so when quoting a figure)")
     ap.add_argument("--data-dir", default=mobilenet.DEFAULT_DATA_DIR)
     ap.add_argument("--taus", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+    ap.add_argument("--captions", help="everyday: also write {image, caption} lines at tau = DEFAULT_TAU here (the "
+                                       "input of everyday/summarize.py --captions)")
     args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
     m = Models()
@@ -253,6 +256,9 @@ def main():
         print(json.dumps(dict(set=args.set, images=len(names), mapping=imagenet_words.MAPPING_VERSION,
                               bleu=summarize(rows, refs, args.taus))), flush=True)
     else:
+        if args.captions:
+            with open(args.captions, "w") as f:
+                f.writelines(json.dumps(dict(image=r["image"], caption=chosen(r, DEFAULT_TAU))) + "\n" for r in rows)
         for tau in args.taus:
             print("tau %.2f: %d of %d constrained, %d captions changed" % (
                 tau, sum(1 for r in rows if r["words"] and r["prob"] >= tau), len(rows),
