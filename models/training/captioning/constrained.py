@@ -29,11 +29,12 @@ logits) and imagenet_words maps it to words; tau = DEFAULT_TAU, fixed before any
 
 Each line of OUT: image, the classifier's top-1 class (index, label, probability), the words it maps to, the
 unconstrained caption (the engine's search: sat.beam_decode with <unk> banned), and the constrained one (null when
-the class maps to no word or no constrained hypothesis finished) — for every image whose top-1 class maps to words, whatever its probability, so that
-the figures for any tau come from one run (summarize). The float32 bundles: models/flickr8k-mobilenet with its encoder
-models/flickr8k-mobilenet-encoder (bundle.load_bundle) and models/mobilenet-v2-imagenet (bundle.load_encoder_bundle);
-photos decoded by PIL to RGB (everyday: EXIF orientation applied, as caption_everyday.mjs), then the engine's
-preprocessing (mobilenet.preprocess_rgba) at each bundle's input size.
+the class maps to no word or no constrained hypothesis finished) — for every image whose top-1 class maps to words,
+whatever its probability, so that the figures for any tau come from one run (summarize). The float32 bundles:
+models/flickr8k-mobilenet with its encoder models/flickr8k-mobilenet-encoder (bundle.load_bundle) and
+models/mobilenet-v2-imagenet (bundle.load_encoder_bundle); photos decoded by PIL to RGB (everyday: EXIF orientation
+applied, as caption_everyday.mjs), then the engine's preprocessing (mobilenet.preprocess_rgba) at each bundle's
+input size.
 """
 import argparse
 import json
@@ -135,15 +136,45 @@ def constraint_for(prob, cls, class_words, stoi, tau=DEFAULT_TAU):
     return [stoi[w] for w in words]
 
 
+def load_int8_codes(module, bundle_dir, prefix=""):
+    """Replaces every weight of `module` that the bundle in bundle_dir (scripts/quantize.mjs's output) holds as int8
+    codes (NAME I8 + NAME.qscale F32, one scale per output row or channel) by codes x scale, as the engine reads
+    them (io::Bundle::tensor), times the bundle's one "NAME_scale" where it has one. The engine also rounds each
+    product's input rows to int16 codes; that is not done here, so an int8 run in PyTorch approximates the engine's
+    int8 captions (how well: --int8 on the everyday set against everyday/captions.jsonl). prefix: the bundle's
+    tensor-name prefix of the module ("decoder.")."""
+    w, _ = bundle.read_safetensors(os.path.join(bundle_dir, "weights.safetensors"))
+    sd = module.state_dict()
+    n = 0
+    for name, q in w.items():
+        if not name.endswith(".qscale") and name + ".qscale" in w and name.startswith(prefix):
+            key = name[len(prefix):]
+            s = w[name + ".qscale"].astype("float32")
+            v = q.astype("float32") * s.reshape((-1,) + (1,) * (q.ndim - 1))
+            if name + "_scale" in w:  # export_encoder.py's integer codes: the int8 codes stand for K, W = K x scale
+                v = v * w[name + "_scale"].astype("float32")[0]
+            v = torch.from_numpy(v)
+            sd[key] = v.reshape(sd[key].shape)
+            n += 1
+    module.load_state_dict(sd)
+    return n
+
+
 class Models:
-    """The float32 captioner (encoder + decoder) and the ImageNet classifier, as the shipped bundles hold them."""
+    """The float32 captioner (encoder + decoder) and the ImageNet classifier, as the shipped bundles hold them; with
+    int8_dir (a folder with the three bundles made by scripts/quantize.mjs), their int8 codes replace the weights."""
 
     def __init__(self, captioner=os.path.join(MODELS, "flickr8k-mobilenet"),
-                 classifier=os.path.join(MODELS, "mobilenet-v2-imagenet")):
+                 classifier=os.path.join(MODELS, "mobilenet-v2-imagenet"), int8_dir=None):
         self.enc, self.dec, self.itos, self.cfg = bundle.load_bundle(captioner)
         self.enc.eval()
         self.size = bundle.input_size(self.cfg)
         self.cls = bundle.load_encoder_bundle(classifier)
+        if int8_dir:
+            n = load_int8_codes(self.dec, os.path.join(int8_dir, os.path.basename(captioner)), "decoder.")
+            n += load_int8_codes(self.enc, os.path.join(int8_dir, self.cfg["encoder"]["bundle"]))
+            n += load_int8_codes(self.cls, os.path.join(int8_dir, os.path.basename(classifier)))
+            print("int8 codes of %d weights from %s" % (n, int8_dir), flush=True)
         self.cls_size = bundle.input_size(json.load(open(os.path.join(classifier, "config.json"))))
         self.labels = open(os.path.join(classifier, "labels.txt")).read().rstrip("\n").split("\n")
         self.stoi = {w: i for i, w in enumerate(self.itos)}
@@ -220,11 +251,14 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="first N photos only (say so when quoting a figure)")
     ap.add_argument("--data-dir", default=mobilenet.DEFAULT_DATA_DIR)
     ap.add_argument("--taus", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+    ap.add_argument("--int8", metavar="DIR",
+                    help="the int8 bundles scripts/quantize.mjs writes (DIR/flickr8k-mobilenet, DIR/flickr8k-mobilenet-"
+                         "encoder, DIR/mobilenet-v2-imagenet): their codes replace the float32 weights")
     ap.add_argument("--captions", help="everyday: also write {image, caption} lines at tau = DEFAULT_TAU here (the "
                                        "input of everyday/summarize.py --captions)")
     args = mobilenet.parse_args_with_threads(ap)
     t0 = time.time()
-    m = Models()
+    m = Models(int8_dir=args.int8)
     rows = []
     done = {}
     if os.path.exists(args.out):  # resume: keep the lines already written
