@@ -9,9 +9,10 @@
    contains a constraint word or there is no answer; when the unconstrained caption already contains one, the
    constrained answer scores at least as well (score / len^length_norm), since every prefix of that caption
    competes within its state against a subset of what it beat in the unconstrained search.
-3. With <unk> banned (as the engine's search), the unconstrained captions of the everyday photos are the float32
+3. load_int8_codes (--int8) puts an int8 bundle's codes x scales into a module, and nothing else.
+4. With <unk> banned (as the engine's search), the unconstrained captions of the everyday photos are the float32
    engine's captions recorded in everyday/judgements-float32.jsonl, all 69 (with --everyday).
-4. imagenet_words: every word is in the captioner's vocabulary (vocab_words raises otherwise), and the rule
+5. imagenet_words: every word is in the captioner's vocabulary (vocab_words raises otherwise), and the rule
    constraint_for constrains exactly when prob >= tau and the class has words.
 Each check raises AssertionError with a message when it fails.
 """
@@ -50,6 +51,24 @@ def check_random_decoder():
                 r = constrained.constrained_beam_decode(dec, f, [7, 11], beam=beam, max_len=12, length_norm=ln)
                 assert r is None or (7 in r["tokens"] or 11 in r["tokens"]), (trial, r)
     print("random decoder: no constraint = beam_decode (30 inputs x 3 beams x 2 length norms); constraint met")
+
+
+def check_int8_codes():
+    import tempfile
+    import numpy as np
+    lin = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
+    q = np.array([[1, -2, 127], [0, 5, -127]], dtype=np.int8)
+    s = np.array([0.5, 0.25], dtype=np.float32)
+    with tempfile.TemporaryDirectory() as d:
+        constrained.bundle.write_safetensors(os.path.join(d, "weights.safetensors"), {
+            "p.0.weight": q, "p.0.weight.qscale": s, "p.1.weight": q[:, :2].copy(), "p.1.weight.qscale": s,
+            "p.1.weight_scale": np.array([2.0], dtype=np.float32), "p.0.bias": np.zeros(2, np.float32)})
+        bias = lin[0].bias.detach().clone()
+        assert constrained.load_int8_codes(lin, d, "p.") == 2
+    assert torch.equal(lin[0].weight, torch.tensor([[0.5, -1.0, 63.5], [0.0, 1.25, -31.75]])), lin[0].weight
+    assert torch.equal(lin[1].weight, torch.tensor([[1.0, -2.0], [0.0, 2.5]])), lin[1].weight
+    assert torch.equal(lin[0].bias, bias), "only int8 codes are replaced"
+    print("load_int8_codes: codes x row scale (x the one NAME_scale where there is one); other tensors untouched")
 
 
 def check_vocab_and_rule(m):
@@ -118,6 +137,7 @@ def main():
     ap.add_argument("--everyday", action="store_true", help="also check 3 (about a minute)")
     args = mobilenet.parse_args_with_threads(ap)
     check_random_decoder()
+    check_int8_codes()
     m = constrained.Models()
     check_vocab_and_rule(m)
     if args.images:
