@@ -26,6 +26,10 @@ logits) and imagenet_words maps it to words; tau = DEFAULT_TAU, fixed before any
       --captions /tmp/cbs-everyday-captions.jsonl
   /usr/bin/python3 models/training/captioning/constrained.py dev --out /tmp/cbs-dev.jsonl
   /usr/bin/python3 models/training/captioning/constrained.py test --out /tmp/cbs-test.jsonl
+  /usr/bin/python3 models/training/captioning/constrained.py test --int8 /tmp/int8 --out /tmp/cbs-test-int8.jsonl
+
+(--int8: the int8 bundles of `node scripts/quantize.mjs models/B /tmp/int8/B` for the three bundles; see
+load_int8_codes for how far that is from the engine's int8.)
 
 Each line of OUT: image, the classifier's top-1 class (index, label, probability), the words it maps to, the
 unconstrained caption (the engine's search: sat.beam_decode with <unk> banned), and the constrained one (null when
