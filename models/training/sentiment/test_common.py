@@ -244,6 +244,31 @@ def test_adversarial_step():
                 assert float(objective(*model(ids, lengths, embedded=x + rand))[0]) - float(loss) < 0.9 * rise
 
 
+def test_virtual_adversarial_loss():
+    """VAT: the loss is 0 at ε → 0, and the power iteration's direction raises the KL more than the random probe it
+    started from does (for a positive semi-definite Hessian H, the Rayleigh quotient of Hd is at least d's)."""
+    for cfg in SMALL.values():
+        torch.manual_seed(8)
+        model = common.build_model(cfg).train()  # vat_backward switches dropout off itself
+        ids, lengths = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]]), torch.tensor([5, 3])
+        s = train.embedding_scale(model.embedding.weight.detach(), torch.full((40,), 1 / 40))
+        assert abs(float(train.vat_backward(model, ids, lengths, 1e-6, 0.1, s))) < 1e-9
+        assert all(m.training for m in model.modules())  # dropout is on again afterwards
+        model.zero_grad()
+        eps = 1.0
+        torch.manual_seed(9)
+        vat = float(train.vat_backward(model, ids, lengths, eps, 0.1, s))
+        assert any(float(p.grad.abs().max()) > 0 for p in model.parameters())
+        model.eval()
+        with torch.no_grad():
+            x = model.embedding(ids)
+            clean = model(ids, lengths, embedded=x)[0]
+            torch.manual_seed(9)
+            probe = train.adversarial_perturbation(torch.randn_like(x) / s, lengths, eps, s)  # the same probe, size ε
+            rand = float(train.kl_from_logits(clean, model(ids, lengths, embedded=x + probe)[0]))
+        assert vat > 2 * rand > 0, (vat, rand, cfg["architecture"])
+
+
 def test_ensemble_probs_and_cache_digest():
     import distill_teachers
     z = np.array([[[2.0, 0.0]], [[0.0, 4.0]]])  # two teachers, one row

@@ -44,6 +44,10 @@ Semi-Supervised Text Classification", ICLR, arXiv:1605.07725), off by default:
                       and the train-word frequencies, refreshed every 100 steps), the gradient w.r.t. x̄ = x / s is
                       ĝ = s ⊙ ∇ₓ L, r̄ = ε·ĝ/‖ĝ‖₂ and x moves by s ⊙ r̄: the paper's perturbation of v̄. Padding
                       positions are not perturbed. A step costs two forward and two backward passes.
+  --vat-eps ε         virtual adversarial training (same paper): each step also takes a batch of unlabeled
+                      sentences (--vat-data: "sst2" train sentences, "tatoeba" English side of tatoeba_deu_eng) and
+                      adds KL(p(·|x) ‖ p(·|x + r_vadv)), r_vadv of norm ε found by one power iteration from a random
+                      probe of norm --vat-xi, in the same normalised space, with dropout off (vat_backward)
 
 Sizes: --emb-dim, --lstm-hidden, --att-hidden, --hops, --mlp-hidden override the model's defaults (DEFAULTS); the
 engine reads every one of them from the bundle's config.json.
@@ -178,6 +182,58 @@ def backward_step(model, ids, lengths, objective, adv_eps=0.0, scale=None):
     return loss, pen, adv_loss
 
 
+def kl_from_logits(p_logits, q_logits):
+    """KL(softmax(p_logits) ‖ softmax(q_logits)), mean over the batch."""
+    logp = F.log_softmax(p_logits, dim=-1)
+    return (logp.exp() * (logp - F.log_softmax(q_logits, dim=-1))).sum(-1).mean()
+
+
+def vat_backward(model, ids, lengths, eps, xi, scale=None):
+    """Virtual adversarial training (Miyato et al. 2017, section 3) on a batch without labels: KL(p(·|x) ‖
+    p(·|x + r_vadv)) with p(·|x) a constant, r_vadv = ε·ĝ/‖ĝ‖₂ per sentence in the normalised space, ĝ = ∇ of
+    KL(p(·|x) ‖ p(·|x + ξ·d)) at a random unit d (one power iteration), all with dropout off (the KL then measures
+    the perturbation alone). Backward of that loss into the parameters' .grad; returns the loss."""
+    drops = [m for m in model.modules() if isinstance(m, torch.nn.Dropout) and m.training]
+    for m in drops:
+        m.eval()
+    try:
+        x = model.embedding(ids)
+        with torch.no_grad():
+            clean = model(ids, lengths, embedded=x)[0]
+        d = torch.randn_like(x)
+        r0 = adversarial_perturbation(d if scale is None else d / scale, lengths, xi, scale).requires_grad_()
+        g = torch.autograd.grad(kl_from_logits(clean, model(ids, lengths, embedded=x.detach() + r0)[0]), r0)[0]
+        r = adversarial_perturbation(g, lengths, eps, scale)
+        loss = kl_from_logits(clean, model(ids, lengths, embedded=x + r)[0])
+        loss.backward()
+    finally:
+        for m in drops:
+            m.train()
+    return loss
+
+
+def read_unlabeled(sources, data_dir, train_rows):
+    """Token lists without labels for --vat-data: "sst2" (the train sentences) and/or "tatoeba" (the English side of
+    tatoeba_deu_eng, each distinct sentence once, tokenized like SST-2)."""
+    import gzip
+    from word_vectors import ptb_like_tokens
+    out = []
+    for src in sources:
+        if src == "sst2":
+            out += [toks for toks, _ in train_rows]
+        elif src == "tatoeba":
+            seen = set()
+            with gzip.open(os.path.join(data_dir, "tatoeba_deu_eng", "deu.txt.gz"), "rt", encoding="utf-8") as f:
+                for line in f:
+                    en = line.split("\t", 1)[0]
+                    if en not in seen:
+                        seen.add(en)
+                        out.append(ptb_like_tokens(en))
+        else:
+            raise SystemExit(f"--vat-data: unknown source {src!r} (sst2, tatoeba)")
+    return [t for t in out if t]
+
+
 @torch.no_grad()
 def ema_update(ema, state, decay, step):
     """θ̄ ← d θ̄ + (1 − d) θ for every floating tensor, d = min(decay, (1 + step)/(10 + step)) (a short memory
@@ -218,6 +274,11 @@ def main():
     ap.add_argument("--temperature", type=float, default=2.0, help="distillation: softening temperature T")
     ap.add_argument("--adv-eps", type=float, default=0.0,
                     help="adversarial training on the embeddings: perturbation norm ε per sentence (0 = off)")
+    ap.add_argument("--vat-eps", type=float, default=0.0,
+                    help="virtual adversarial training on unlabeled text: perturbation norm ε (0 = off)")
+    ap.add_argument("--vat-xi", type=float, default=0.1, help="VAT: size ξ of the power iteration's probe")
+    ap.add_argument("--vat-data", default="sst2,tatoeba", help="VAT: comma-separated sources of unlabeled text")
+    ap.add_argument("--vat-batch-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--threads", type=int, default=2,
@@ -240,8 +301,13 @@ def main():
     stoi = {w: i for i, w in enumerate(vocab)}
     train_enc = [(common.encode(t, stoi), y) for t, y in train]
     dev_enc = [(common.encode(t, stoi), y) for t, y in dev]
-    if args.adv_eps < 0:
-        raise SystemExit("--adv-eps must be >= 0")
+    if args.adv_eps < 0 or args.vat_eps < 0:
+        raise SystemExit("--adv-eps and --vat-eps must be >= 0")
+    unlab_enc = None
+    if args.vat_eps > 0:
+        unlabeled = read_unlabeled(args.vat_data.split(","), args.data_dir, train)
+        unlab_enc = [(common.encode(t, stoi), 0) for t in unlabeled]
+        print(f"VAT: {len(unlab_enc)} unlabeled sentences from {args.vat_data}", flush=True)
     if not 0 <= args.alpha <= 1 or args.temperature <= 0:
         raise SystemExit("--alpha must lie in [0, 1] and --temperature be > 0")
     soft = load_distill_cache(args.distill, train, args.temperature) if args.distill else None
@@ -263,7 +329,7 @@ def main():
     if soft is not None:
         soft = soft.to(device)
     word_freqs = None
-    if args.adv_eps > 0:
+    if args.adv_eps > 0 or args.vat_eps > 0:
         counts = torch.bincount(torch.tensor([i for ids, _ in train_enc for i in ids], dtype=torch.long),
                                 minlength=len(vocab)).double()
         word_freqs = (counts / counts.sum()).float().to(device)
@@ -321,6 +387,7 @@ def main():
 
     budget = args.max_minutes * 60
     scale = None  # adversarial training: the embedding's per-dimension scale s, refreshed every 100 steps
+    unlab_batches, unlab_gen = [], torch.Generator()
     done = False
     log = open(os.path.join(args.run, "log.jsonl"), "a")
     while state["epoch"] < args.epochs and not done:
@@ -330,7 +397,7 @@ def main():
         start = state.get("batch_in_epoch", 0)
         eval_every = max(1, len(batches) // args.evals_per_epoch)
         t_seg = time.time()
-        tot_loss = tot_pen = tot_adv = 0.0
+        tot_loss = tot_pen = tot_adv = tot_vat = 0.0
         nb = 0
         for bi in range(start, len(batches)):
             model.train()
@@ -359,6 +426,13 @@ def main():
             if word_freqs is not None and (scale is None or state["step"] % 100 == 0):
                 scale = embedding_scale(model.embedding.weight, word_freqs)  # 28 ms at 14k x 200: not every step
             loss, pen, adv_loss = backward_step(model, ids, lengths, objective, args.adv_eps, scale)
+            if unlab_enc is not None:
+                if not unlab_batches:  # a fresh pass over the unlabeled text, its order seeded by the step
+                    unlab_gen.manual_seed(args.seed * 7919 + state["step"])
+                    unlab_batches.extend(common.make_batches(unlab_enc, args.vat_batch_size, True, unlab_gen))
+                u_ids, u_lengths, _ = common.collate(unlab_enc, unlab_batches.pop())
+                tot_vat += float(vat_backward(model, u_ids.to(device), u_lengths.to(device), args.vat_eps,
+                                              args.vat_xi, scale))
             clip_gradients(list(model.parameters()), 5.0)
             for o in opts:
                 o.step()
@@ -380,7 +454,9 @@ def main():
                            lr=opt.param_groups[0]["lr"])
                 if args.adv_eps > 0:
                     rec["adv_loss"] = tot_adv / nb
-                tot_loss = tot_pen = tot_adv = 0.0
+                if args.vat_eps > 0:
+                    rec["vat_loss"] = tot_vat / nb
+                tot_loss = tot_pen = tot_adv = tot_vat = 0.0
                 nb = 0
                 print(json.dumps(rec), flush=True)
                 log.write(json.dumps(rec) + "\n")
