@@ -215,20 +215,13 @@ def vat_backward(model, ids, lengths, eps, xi, scale=None):
 def read_unlabeled(sources, data_dir, train_rows):
     """Token lists without labels for --vat-data: "sst2" (the train sentences) and/or "tatoeba" (the English side of
     tatoeba_deu_eng, each distinct sentence once, tokenized like SST-2)."""
-    import gzip
-    from word_vectors import ptb_like_tokens
+    from word_vectors import tatoeba_english
     out = []
     for src in sources:
         if src == "sst2":
             out += [toks for toks, _ in train_rows]
         elif src == "tatoeba":
-            seen = set()
-            with gzip.open(os.path.join(data_dir, "tatoeba_deu_eng", "deu.txt.gz"), "rt", encoding="utf-8") as f:
-                for line in f:
-                    en = line.split("\t", 1)[0]
-                    if en not in seen:
-                        seen.add(en)
-                        out.append(ptb_like_tokens(en))
+            out += tatoeba_english(data_dir)
         else:
             raise SystemExit(f"--vat-data: unknown source {src!r} (sst2, tatoeba)")
     return [t for t in out if t]
