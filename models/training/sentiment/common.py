@@ -116,10 +116,11 @@ class SelfAttnClassifier(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.emb_drop = nn.Dropout(emb_dropout)
 
-    def forward(self, ids, lengths):
-        """ids (B, T) padded with PAD_ID, lengths (B,) -> logits (B, 2), attention A (B, r, T) (0 at padding)."""
+    def forward(self, ids, lengths, embedded=None):
+        """ids (B, T) padded with PAD_ID, lengths (B,) -> logits (B, 2), attention A (B, r, T) (0 at padding).
+        embedded (B, T, E), training only: used in place of embedding[ids] (adversarial training perturbs it)."""
         B, T = ids.shape
-        x = self.emb_drop(self.embedding(ids))                                       # (B, T, E)
+        x = self.emb_drop(self.embedding(ids) if embedded is None else embedded)    # (B, T, E)
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         h, _ = self.lstm(packed)
         h, _ = pad_packed_sequence(h, batch_first=True, total_length=T)              # (B, T, 2u)
@@ -173,11 +174,12 @@ class RelationClassifier(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.emb_drop = nn.Dropout(emb_dropout)
 
-    def forward(self, ids, lengths):
-        """ids (B, T), lengths (B,) -> logits (B, 2), attention α (B, T, T) (0 in padded rows/columns)."""
+    def forward(self, ids, lengths, embedded=None):
+        """ids (B, T), lengths (B,) -> logits (B, 2), attention α (B, T, T) (0 in padded rows/columns).
+        embedded (B, T, E), training only: used in place of embedding[ids] (adversarial training perturbs it)."""
         B, T = ids.shape
         E = self.emb_dim
-        x = self.emb_drop(self.embedding(ids))                                       # (B, T, E)
+        x = self.emb_drop(self.embedding(ids) if embedded is None else embedded)    # (B, T, E)
         mask = torch.arange(T, device=ids.device)[None, :] < lengths[:, None]        # (B, T)
         # first layers split into the x_i half and the x_j half (see class comment)
         w1, b1 = self.g_fc1.weight, self.g_fc1.bias

@@ -175,6 +175,100 @@ def test_distill_loss():
     assert abs(float(mix) - (0.25 * float(hard) + 0.75 * want)) < 1e-6
 
 
+def test_adversarial_perturbation():
+    """r has norm ε per sentence in the normalised space x / s, is 0 at padding and follows s ⊙ (s ⊙ g);
+    s is the frequency-weighted standard deviation of the embedding rows."""
+    torch.manual_seed(5)
+    w, f = torch.randn(9, 4) * torch.tensor([1.0, 2.0, 0.5, 3.0]), torch.rand(9)
+    f = f / f.sum()
+    mean = (f[:, None] * w).sum(0)
+    want = torch.sqrt((f[:, None] * (w - mean) ** 2).sum(0))
+    s = train.embedding_scale(w, f)
+    assert torch.allclose(s, want, atol=1e-6)
+    grad, lengths = torch.randn(3, 5, 4) * torch.tensor([1.0, 1e-3, 10.0])[:, None, None], torch.tensor([5, 2, 4])
+    for scale in (None, s):
+        r = train.adversarial_perturbation(grad, lengths, 0.7, scale)
+        rbar = r if scale is None else r / scale
+        assert torch.allclose(rbar.flatten(1).norm(dim=1), torch.full((3,), 0.7), atol=1e-5)  # ε per sentence
+        assert float(r[1, 2:].abs().max()) == 0.0 and float(r[2, 4:].abs().max()) == 0.0      # not at padding
+        g = grad[0] if scale is None else grad[0] * s * s
+        assert torch.allclose(r[0] / r[0].norm(), g / g.norm(), atol=1e-5)                     # direction
+    assert float(train.adversarial_perturbation(grad, lengths, 0.0, s).abs().max()) == 0.0
+
+
+def test_adversarial_step():
+    """backward_step with ε > 0: the loss at x + r exceeds the loss at x by more than a random r of the same norm
+    does; the gradients are those of L(x) + L(x + r) with r constant; ε → 0 gives the plain loss twice."""
+    for cfg in SMALL.values():
+        torch.manual_seed(6)
+        model = common.build_model(cfg).eval()  # no dropout: the two losses are comparable
+        ids, lengths = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]]), torch.tensor([5, 3])
+        labels = torch.tensor([1, 0])
+
+        def objective(logits, att):
+            return torch.nn.functional.cross_entropy(logits, labels), torch.zeros(())
+
+        def grads():
+            out = [p.grad.clone() for p in model.parameters()]
+            model.zero_grad(set_to_none=True)
+            return out
+
+        s = train.embedding_scale(model.embedding.weight.detach(), torch.full((40,), 1 / 40))
+        loss, _, adv = train.backward_step(model, ids, lengths, objective, 1e-7, s)
+        plain_twice = grads()
+        loss_p, _, none = train.backward_step(model, ids, lengths, objective, 0.0, s)
+        plain = grads()
+        assert none is None and abs(float(loss) - float(loss_p)) < 1e-7 and abs(float(adv) - float(loss)) < 1e-5
+        assert all(torch.allclose(a, 2 * b, atol=1e-5) for a, b in zip(plain_twice, plain))
+        eps = 0.5
+        loss, _, adv = train.backward_step(model, ids, lengths, objective, eps, s)
+        got = grads()
+        x = model.embedding(ids)
+        g = torch.autograd.grad(objective(*model(ids, lengths, embedded=x))[0], x)[0]
+        r = train.adversarial_perturbation(g, lengths, eps, s)
+        adv_x = model.embedding(ids) + r
+        total = objective(*model(ids, lengths))[0] + objective(*model(ids, lengths, embedded=adv_x))[0]
+        want = torch.autograd.grad(total, list(model.parameters()), allow_unused=True)
+        for a, b in zip(got, want):
+            assert torch.allclose(a, b if b is not None else torch.zeros_like(a), atol=1e-5), cfg["architecture"]
+        # to first order the loss rises by g·r = Σ_b ε‖s ⊙ g_b‖ (the steepest rise for that normalised norm)
+        eps = 1e-3
+        loss, _, adv = train.backward_step(model, ids, lengths, objective, eps, s)
+        grads()
+        rise = eps * float((g * s).flatten(1).norm(dim=1).sum())
+        assert abs((float(adv) - float(loss)) / rise - 1) < 0.05, (float(adv) - float(loss), rise)
+        torch.manual_seed(7)
+        with torch.no_grad():
+            for _ in range(5):  # random directions of the same normalised norm rise less
+                rand = train.adversarial_perturbation(torch.randn_like(g) / s, lengths, eps, s)
+                assert float(objective(*model(ids, lengths, embedded=x + rand))[0]) - float(loss) < 0.9 * rise
+
+
+def test_virtual_adversarial_loss():
+    """VAT: the loss is 0 at ε → 0, and the power iteration's direction raises the KL more than the random probe it
+    started from does (for a positive semi-definite Hessian H, the Rayleigh quotient of Hd is at least d's)."""
+    for cfg in SMALL.values():
+        torch.manual_seed(8)
+        model = common.build_model(cfg).train()  # vat_backward switches dropout off itself
+        ids, lengths = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]]), torch.tensor([5, 3])
+        s = train.embedding_scale(model.embedding.weight.detach(), torch.full((40,), 1 / 40))
+        assert abs(float(train.vat_backward(model, ids, lengths, 1e-6, 0.1, s))) < 1e-9
+        assert all(m.training for m in model.modules())  # dropout is on again afterwards
+        model.zero_grad()
+        eps = 1.0
+        torch.manual_seed(9)
+        vat = float(train.vat_backward(model, ids, lengths, eps, 0.1, s))
+        assert any(float(p.grad.abs().max()) > 0 for p in model.parameters())
+        model.eval()
+        with torch.no_grad():
+            x = model.embedding(ids)
+            clean = model(ids, lengths, embedded=x)[0]
+            torch.manual_seed(9)
+            probe = train.adversarial_perturbation(torch.randn_like(x) / s, lengths, eps, s)  # the same probe, size ε
+            rand = float(train.kl_from_logits(clean, model(ids, lengths, embedded=x + probe)[0]))
+        assert vat > 2 * rand > 0, (vat, rand, cfg["architecture"])
+
+
 def test_ensemble_probs_and_cache_digest():
     import distill_teachers
     z = np.array([[[2.0, 0.0]], [[0.0, 4.0]]])  # two teachers, one row

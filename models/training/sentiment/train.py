@@ -32,6 +32,23 @@ Knowledge distillation (Hinton et al. 2015, "Distilling the Knowledge in a Neura
   --alpha α           weight of the gold labels' cross-entropy (default 0.5)
   --temperature T     softening temperature (default 2)
 
+Adversarial training on the word embeddings (Miyato, Dai and Goodfellow 2017, "Adversarial Training Methods for
+Semi-Supervised Text Classification", ICLR, arXiv:1605.07725), off by default:
+  --adv-eps ε         each step adds the loss at the perturbed embedded sequence, L(x) + L(x + r_adv), with
+                      r_adv = ε·g/‖g‖₂ per sentence, g = ∇ₓ L (the step's loss: cross-entropy, or the distillation
+                      loss, plus the attention penalty) from the same backward pass as the parameters' gradients,
+                      treated as a constant (no gradient through r). The paper normalises the embeddings,
+                      v̄ = (v − E[v]) / √Var[v] with the train-word frequencies as weights, and perturbs v̄; the
+                      shipped model keeps its raw embedding (the engine reads it unchanged), so ε is measured in
+                      that normalised space instead: with s = √Var[v] per dimension (from the current embedding
+                      and the train-word frequencies, refreshed every 100 steps), the gradient w.r.t. x̄ = x / s is
+                      ĝ = s ⊙ ∇ₓ L, r̄ = ε·ĝ/‖ĝ‖₂ and x moves by s ⊙ r̄: the paper's perturbation of v̄. Padding
+                      positions are not perturbed. A step costs two forward and two backward passes.
+  --vat-eps ε         virtual adversarial training (same paper): each step also takes a batch of unlabeled
+                      sentences (--vat-data: "sst2" train sentences, "tatoeba" English side of tatoeba_deu_eng) and
+                      adds KL(p(·|x) ‖ p(·|x + r_vadv)), r_vadv of norm ε found by one power iteration from a random
+                      probe of norm --vat-xi, in the same normalised space, with dropout off (vat_backward)
+
 Sizes: --emb-dim, --lstm-hidden, --att-hidden, --hops, --mlp-hidden override the model's defaults (DEFAULTS); the
 engine reads every one of them from the bundle's config.json.
 --device cuda trains on a GPU (model, batches, weight average and teacher logits there; the batch order, word dropout
@@ -122,6 +139,95 @@ def load_distill_cache(path, train_rows, temperature):
 
 
 @torch.no_grad()
+def embedding_scale(weight, freqs):
+    """√Var[v] per dimension (E,) of the embedding rows `weight` (V, E) under the word frequencies `freqs` (V,)
+    (summing to 1): Var[v] = Σ_j f_j (v_j − E[v])², E[v] = Σ_j f_j v_j (Miyato et al. 2017, section 2)."""
+    mean = freqs @ weight
+    var = freqs @ (weight - mean) ** 2
+    return var.clamp_min(1e-12).sqrt()
+
+
+@torch.no_grad()
+def adversarial_perturbation(grad, lengths, eps, scale=None):
+    """r (B, T, E) = s ⊙ (ε·ĝ/‖ĝ‖₂) per sentence, ĝ = s ⊙ grad over the sentence's T_b real positions (padding
+    gets 0): the paper's r_adv in the space x̄ = x / s (s = embedding_scale; None: s = 1). grad (B, T, E) is
+    ∇ₓ of the loss at the embedded sequence x; the result carries no gradient."""
+    mask = (torch.arange(grad.shape[1], device=grad.device)[None, :] < lengths.to(grad.device)[:, None])
+    g = grad * mask[:, :, None].to(grad.dtype)
+    if scale is not None:
+        g = g * scale
+    norm = g.flatten(1).norm(dim=1).clamp_min(1e-12)
+    r = eps * g / norm[:, None, None]
+    return r * scale if scale is not None else r
+
+
+def backward_step(model, ids, lengths, objective, adv_eps=0.0, scale=None):
+    """Forward and backward of one training step (gradients accumulate into the parameters' .grad).
+    objective(logits, att) -> (loss, penalty). adv_eps = 0: the plain step; > 0: L(x) + L(x + r_adv) (see the
+    module docstring). Returns (loss at x, penalty at x, loss at x + r_adv or None)."""
+    if adv_eps <= 0:
+        logits, att = model(ids, lengths)
+        loss, pen = objective(logits, att)
+        loss.backward()
+        return loss, pen, None
+    x = model.embedding(ids)
+    x.retain_grad()
+    logits, att = model(ids, lengths, embedded=x)
+    loss, pen = objective(logits, att)
+    loss.backward()
+    r = adversarial_perturbation(x.grad, lengths, adv_eps, scale)
+    logits_adv, att_adv = model(ids, lengths, embedded=model.embedding(ids) + r)
+    adv_loss, _ = objective(logits_adv, att_adv)
+    adv_loss.backward()
+    return loss, pen, adv_loss
+
+
+def kl_from_logits(p_logits, q_logits):
+    """KL(softmax(p_logits) ‖ softmax(q_logits)), mean over the batch."""
+    logp = F.log_softmax(p_logits, dim=-1)
+    return (logp.exp() * (logp - F.log_softmax(q_logits, dim=-1))).sum(-1).mean()
+
+
+def vat_backward(model, ids, lengths, eps, xi, scale=None):
+    """Virtual adversarial training (Miyato et al. 2017, section 3) on a batch without labels: KL(p(·|x) ‖
+    p(·|x + r_vadv)) with p(·|x) a constant, r_vadv = ε·ĝ/‖ĝ‖₂ per sentence in the normalised space, ĝ = ∇ of
+    KL(p(·|x) ‖ p(·|x + ξ·d)) at a random unit d (one power iteration), all with dropout off (the KL then measures
+    the perturbation alone). Backward of that loss into the parameters' .grad; returns the loss."""
+    drops = [m for m in model.modules() if isinstance(m, torch.nn.Dropout) and m.training]
+    for m in drops:
+        m.eval()
+    try:
+        x = model.embedding(ids)
+        with torch.no_grad():
+            clean = model(ids, lengths, embedded=x)[0]
+        d = torch.randn_like(x)
+        r0 = adversarial_perturbation(d if scale is None else d / scale, lengths, xi, scale).requires_grad_()
+        g = torch.autograd.grad(kl_from_logits(clean, model(ids, lengths, embedded=x.detach() + r0)[0]), r0)[0]
+        r = adversarial_perturbation(g, lengths, eps, scale)
+        loss = kl_from_logits(clean, model(ids, lengths, embedded=x + r)[0])
+        loss.backward()
+    finally:
+        for m in drops:
+            m.train()
+    return loss
+
+
+def read_unlabeled(sources, data_dir, train_rows):
+    """Token lists without labels for --vat-data: "sst2" (the train sentences) and/or "tatoeba" (the English side of
+    tatoeba_deu_eng, each distinct sentence once, tokenized like SST-2)."""
+    from word_vectors import tatoeba_english
+    out = []
+    for src in sources:
+        if src == "sst2":
+            out += [toks for toks, _ in train_rows]
+        elif src == "tatoeba":
+            out += tatoeba_english(data_dir)
+        else:
+            raise SystemExit(f"--vat-data: unknown source {src!r} (sst2, tatoeba)")
+    return [t for t in out if t]
+
+
+@torch.no_grad()
 def ema_update(ema, state, decay, step):
     """θ̄ ← d θ̄ + (1 − d) θ for every floating tensor, d = min(decay, (1 + step)/(10 + step)) (a short memory
     while θ̄ still holds the initial weights)."""
@@ -159,6 +265,13 @@ def main():
     ap.add_argument("--distill", default=None, help="teacher cache from distill_teachers.py (see docstring)")
     ap.add_argument("--alpha", type=float, default=0.5, help="distillation: weight of the gold labels' loss")
     ap.add_argument("--temperature", type=float, default=2.0, help="distillation: softening temperature T")
+    ap.add_argument("--adv-eps", type=float, default=0.0,
+                    help="adversarial training on the embeddings: perturbation norm ε per sentence (0 = off)")
+    ap.add_argument("--vat-eps", type=float, default=0.0,
+                    help="virtual adversarial training on unlabeled text: perturbation norm ε (0 = off)")
+    ap.add_argument("--vat-xi", type=float, default=0.1, help="VAT: size ξ of the power iteration's probe")
+    ap.add_argument("--vat-data", default="sst2,tatoeba", help="VAT: comma-separated sources of unlabeled text")
+    ap.add_argument("--vat-batch-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--threads", type=int, default=2,
@@ -181,6 +294,13 @@ def main():
     stoi = {w: i for i, w in enumerate(vocab)}
     train_enc = [(common.encode(t, stoi), y) for t, y in train]
     dev_enc = [(common.encode(t, stoi), y) for t, y in dev]
+    if args.adv_eps < 0 or args.vat_eps < 0:
+        raise SystemExit("--adv-eps and --vat-eps must be >= 0")
+    unlab_enc = None
+    if args.vat_eps > 0:
+        unlabeled = read_unlabeled(args.vat_data.split(","), args.data_dir, train)
+        unlab_enc = [(common.encode(t, stoi), 0) for t in unlabeled]
+        print(f"VAT: {len(unlab_enc)} unlabeled sentences from {args.vat_data}", flush=True)
     if not 0 <= args.alpha <= 1 or args.temperature <= 0:
         raise SystemExit("--alpha must lie in [0, 1] and --temperature be > 0")
     soft = load_distill_cache(args.distill, train, args.temperature) if args.distill else None
@@ -201,6 +321,11 @@ def main():
     model.to(device)
     if soft is not None:
         soft = soft.to(device)
+    word_freqs = None
+    if args.adv_eps > 0 or args.vat_eps > 0:
+        counts = torch.bincount(torch.tensor([i for ids, _ in train_enc for i in ids], dtype=torch.long),
+                                minlength=len(vocab)).double()
+        word_freqs = (counts / counts.sum()).float().to(device)
     n_params = sum(p.numel() for p in model.parameters())
     emb_params = [model.embedding.weight]
     other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
@@ -254,6 +379,8 @@ def main():
         return acc
 
     budget = args.max_minutes * 60
+    scale = None  # adversarial training: the embedding's per-dimension scale s, refreshed every 100 steps
+    unlab_batches, unlab_gen = [], torch.Generator()
     done = False
     log = open(os.path.join(args.run, "log.jsonl"), "a")
     while state["epoch"] < args.epochs and not done:
@@ -263,7 +390,7 @@ def main():
         start = state.get("batch_in_epoch", 0)
         eval_every = max(1, len(batches) // args.evals_per_epoch)
         t_seg = time.time()
-        tot_loss = tot_pen = 0.0
+        tot_loss = tot_pen = tot_adv = tot_vat = 0.0
         nb = 0
         for bi in range(start, len(batches)):
             model.train()
@@ -276,18 +403,29 @@ def main():
                 progress = (state["step"] / total_steps if args.schedule == "cosine" else
                             (state["train_seconds"] + time.time() - t_seg) / budget)
                 g["lr"] = base * lr_factor(state["step"], args.warmup_steps, args.schedule, progress)
-            logits, att = model(ids, lengths)
-            if soft is None:
-                loss = F.cross_entropy(logits, labels)
-            else:
-                loss = distill_loss(logits, labels, soft[batches[bi]], args.alpha, args.temperature)
-            pen = torch.zeros(())
-            if args.model == "selfattn" and args.penalty > 0:
-                pen = common.SelfAttnClassifier.penalty(att)
-                loss = loss + args.penalty * pen
+            def objective(logits, att):
+                if soft is None:
+                    loss = F.cross_entropy(logits, labels)
+                else:
+                    loss = distill_loss(logits, labels, soft[batches[bi]], args.alpha, args.temperature)
+                pen = torch.zeros(())
+                if args.model == "selfattn" and args.penalty > 0:
+                    pen = common.SelfAttnClassifier.penalty(att)
+                    loss = loss + args.penalty * pen
+                return loss, pen
+
             for o in opts:
                 o.zero_grad(set_to_none=args.sparse_embedding)
-            loss.backward()
+            if word_freqs is not None and (scale is None or state["step"] % 100 == 0):
+                scale = embedding_scale(model.embedding.weight, word_freqs)  # 28 ms at 14k x 200: not every step
+            loss, pen, adv_loss = backward_step(model, ids, lengths, objective, args.adv_eps, scale)
+            if unlab_enc is not None:
+                if not unlab_batches:  # a fresh pass over the unlabeled text, its order seeded by the step
+                    unlab_gen.manual_seed(args.seed * 7919 + state["step"])
+                    unlab_batches.extend(common.make_batches(unlab_enc, args.vat_batch_size, True, unlab_gen))
+                u_ids, u_lengths, _ = common.collate(unlab_enc, unlab_batches.pop())
+                tot_vat += float(vat_backward(model, u_ids.to(device), u_lengths.to(device), args.vat_eps,
+                                              args.vat_xi, scale))
             clip_gradients(list(model.parameters()), 5.0)
             for o in opts:
                 o.step()
@@ -296,6 +434,7 @@ def main():
             state["step"] += 1
             tot_loss += float(loss)
             tot_pen += float(pen)
+            tot_adv += float(adv_loss) if adv_loss is not None else 0.0
             nb += 1
             last_batch = bi == len(batches) - 1
             out_of_time = state["train_seconds"] + time.time() - t_seg > budget
@@ -306,7 +445,11 @@ def main():
                 rec = dict(epoch=state["epoch"], batch=bi + 1, step=state["step"], loss=tot_loss / nb,
                            penalty=tot_pen / nb, dev_acc=acc, train_minutes=state["train_seconds"] / 60,
                            lr=opt.param_groups[0]["lr"])
-                tot_loss = tot_pen = 0.0
+                if args.adv_eps > 0:
+                    rec["adv_loss"] = tot_adv / nb
+                if args.vat_eps > 0:
+                    rec["vat_loss"] = tot_vat / nb
+                tot_loss = tot_pen = tot_adv = tot_vat = 0.0
                 nb = 0
                 print(json.dumps(rec), flush=True)
                 log.write(json.dumps(rec) + "\n")

@@ -40,6 +40,18 @@ def ptb_like_tokens(text):
     return text.split()
 
 
+def tatoeba_english(data_dir):
+    """The English side of tatoeba_deu_eng, each distinct sentence once, tokenized like SST-2 (token lists)."""
+    seen, out = set(), []
+    with gzip.open(os.path.join(data_dir, "tatoeba_deu_eng", "deu.txt.gz"), "rt", encoding="utf-8") as f:
+        for line in f:
+            en = line.split("\t", 1)[0]
+            if en not in seen:  # alternative translations repeat the English side
+                seen.add(en)
+                out.append(ptb_like_tokens(en))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=common.DEFAULT_DATA_DIR)
@@ -60,13 +72,7 @@ def main():
 
     sentences = [toks for toks, _ in train]
     if not args.no_tatoeba:
-        seen = set()
-        with gzip.open(os.path.join(args.data_dir, "tatoeba_deu_eng", "deu.txt.gz"), "rt", encoding="utf-8") as f:
-            for line in f:
-                en = line.split("\t", 1)[0]
-                if en not in seen:  # alternative translations repeat the English side
-                    seen.add(en)
-                    sentences.append(ptb_like_tokens(en))
+        sentences += tatoeba_english(args.data_dir)
     # one long id stream with -1 for words outside the vocabulary and a gap of `window` -1s between sentences
     # (out-of-vocabulary words keep their position so distances stay true)
     gap = [-1] * args.window
