@@ -10,7 +10,7 @@
 # points them elsewhere.
 set -eu
 D=models/training/sentiment
-SELFATTN_MIN=${SELFATTN_MIN:-10}
+SELFATTN_MIN=${SELFATTN_MIN:-20}
 RELATION_MIN=${RELATION_MIN:-6}
 THREADS=${THREADS:-1}
 OUT=${OUT:-models}
@@ -21,15 +21,16 @@ CLI=${CLI:-build/attnlens-cli}
 mkdir -p $D/cache "$RUNS" "$REPORTS"
 date -u +"start %FT%TZ"
 [ -f $D/cache/vec_ppmi200.npy ] || $PY $D/word_vectors.py --out $D/cache/vec_ppmi200.npy
-RESUME_S=""; [ -f "$RUNS/selfattn_ppmi/last.pt" ] && RESUME_S="--resume"
-$PY $D/train.py --model selfattn --vectors $D/cache/vec_ppmi200.npy --threads "$THREADS" \
-    --max-minutes "$SELFATTN_MIN" --run "$RUNS/selfattn_ppmi" $RESUME_S
+RESUME_S=""; [ -f "$RUNS/selfattn_adv/last.pt" ] && RESUME_S="--resume"
+$PY $D/train.py --model selfattn --vectors $D/cache/vec_ppmi200.npy --max-minutes "$SELFATTN_MIN" --epochs 20 \
+    --schedule cosine-time --warmup-steps 200 --ema 0.999 --sparse-embedding --threads "$THREADS" --seed 1 --adv-eps 1 \
+    --run "$RUNS/selfattn_adv" $RESUME_S
 date -u +"selfattn done %FT%TZ"
 RESUME_R=""; [ -f "$RUNS/relation_ppmi/last.pt" ] && RESUME_R="--resume"
 $PY $D/train.py --model relation --vectors $D/cache/vec_ppmi200.npy --threads "$THREADS" \
     --max-minutes "$RELATION_MIN" --run "$RUNS/relation_ppmi" $RESUME_R
 date -u +"relation done %FT%TZ"
-$PY $D/export.py --checkpoint "$RUNS/selfattn_ppmi/best.pt" --out "$OUT/sst2-selfattn" --report-dir "$REPORTS"
+$PY $D/export.py --checkpoint "$RUNS/selfattn_adv/final.pt" --out "$OUT/sst2-selfattn" --report-dir "$REPORTS"
 $PY $D/export.py --checkpoint "$RUNS/relation_ppmi/best.pt" --out "$OUT/sst2-relation" --report-dir "$REPORTS"
 $PY $D/evaluate.py --bundle "$OUT/sst2-selfattn" > "$REPORTS/eval_sst2-selfattn.json"
 $PY $D/evaluate.py --bundle "$OUT/sst2-relation" > "$REPORTS/eval_sst2-relation.json"
