@@ -178,12 +178,11 @@ void apply_number_copies(const std::vector<NumberCopy>& copies, std::string& tar
     const std::size_t first = static_cast<std::size_t>(it->target_word);
     require(it->target_word >= 0 && first < target_words.size(), "number copy: target word out of range");
     // The model's number is one word ("250") or one word per part ("375" "," "5"), as plan_number_copies found it.
-    const auto model_parts = number_parts(it->model_text);
-    const bool one_word = target_words[first].text == it->model_text;
-    if (one_word) {
+    if (target_words[first].text == it->model_text) {
       replace_word(first, it->text);
       continue;
     }
+    const auto model_parts = number_parts(it->model_text);
     const auto parts = number_parts(it->text);
     require(parts.size() == model_parts.size() && first + parts.size() <= target_words.size(),
             "number copy: the number's words do not match");

@@ -12,8 +12,9 @@
 //     dots that group thousands ("250.000", "1.000.000": every group after the first has three digits) become commas;
 //     anything else ("14:30", "1.1.2020", "2019") is kept as written;
 //   - target numbers with the same digit groups as a source number ("37.5" or "37,5" for "37,5"; "2:30" for "2.30
-//     Uhr": the model chose the notation; not "250" for "2,50") are left alone and use that source number up; every other target number made of whole words (text/word_spans.h: one word "250",
-//     or one word per part "375" "," "5", not "3rd") is matched to the remaining source number with the most
+//     Uhr": the model chose the notation; not "250" for "2,50") are left alone and use that source number up;
+//   - every other target number made of whole words (text/word_spans.h: one word "250", or one word per part
+//     "375" "," "5", not "3rd") is matched to the remaining source number with the most
 //     alignment weight (the word-level cross map summed over the source number's words, averaged over the target
 //     number's words), greedily by weight, each source number at most once, and only when that weight is at least
 //     kMinNumberWeight; matched, it is replaced by the source number's English notation — a one-word number by one

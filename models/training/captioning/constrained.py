@@ -87,11 +87,7 @@ def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, 
     neg = float("-inf")
     for _ in range(max_len):
         k = len(hyps)
-        H = torch.stack([x["h"] for x in hyps])
-        C = torch.stack([x["c"] for x in hyps])
-        prev = torch.tensor([x["tokens"][-1] if x["tokens"] else sat.START for x in hyps], dtype=torch.long)
-        lg, a, _, H2, C2 = model.step(p.expand(k, -1, -1), keys.expand(k, -1, -1), H, C, prev)
-        logp = torch.log_softmax(lg, dim=1) + torch.tensor([x["score"] for x in hyps]).unsqueeze(1)
+        logp, step_state = sat.beam_step(model, p, keys, hyps)
         src_state = torch.tensor([x["state"] for x in hyps])
         new = []
         for target in range(accepting + 1):
@@ -108,8 +104,7 @@ def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, 
                 if s == neg:
                     break
                 src, w = divmod(i, V)
-                hyp = dict(tokens=hyps[src]["tokens"] + [w], alphas=hyps[src]["alphas"] + [a[src]], score=s,
-                           h=H2[src], c=C2[src], state=target)
+                hyp = sat.extend(hyps, src, w, s, step_state, state=target)
                 if w == sat.END:
                     finished.append(hyp)  # only the accepting state can finish (<end> is masked in state 0)
                 else:
@@ -117,18 +112,11 @@ def constrained_beam_decode(model, feats1, constraint=None, beam=3, max_len=30, 
         if len(finished) >= beam or not new:
             break
         hyps = new
-    if not finished:
-        if cset:
-            return None
-        finished = hyps
-
-    def norm(x):
-        return x["score"] / (len(x["tokens"]) ** length_norm if length_norm else 1.0)
-
-    best = max(finished, key=norm)
-    toks = [t for t in best["tokens"] if t != sat.END]
-    return dict(tokens=toks, alphas=torch.stack(best["alphas"]), score=best["score"],
-                met=not cset or any(t in cset for t in toks))
+    if not finished and cset:
+        return None
+    best = sat.best_caption(finished or hyps, length_norm)
+    best["met"] = not cset or any(t in cset for t in best["tokens"])
+    return best
 
 
 def constraint_for(prob, cls, class_words, stoi, tau=DEFAULT_TAU):

@@ -239,18 +239,12 @@ def beam_decode(model, feats1, beam=3, max_len=30, length_norm=0.0, projected=Fa
     hyps = [dict(tokens=[], alphas=[], score=0.0, h=h[0], c=c[0])]
     finished = []
     for _ in range(max_len):
-        k = len(hyps)
-        H = torch.stack([x["h"] for x in hyps])
-        C = torch.stack([x["c"] for x in hyps])
-        prev = torch.tensor([x["tokens"][-1] if x["tokens"] else START for x in hyps], dtype=torch.long)
-        lg, a, _, H2, C2 = model.step(p.expand(k, -1, -1), keys.expand(k, -1, -1), H, C, prev)
-        logp = torch.log_softmax(lg, dim=1) + torch.tensor([x["score"] for x in hyps]).unsqueeze(1)
+        logp, step_state = beam_step(model, p, keys, hyps)
         top_s, top_i = logp.view(-1).topk(beam)
         new = []
         for s, i in zip(top_s.tolist(), top_i.tolist()):
             src, w = divmod(i, model.vocab_size)
-            hyp = dict(tokens=hyps[src]["tokens"] + [w], alphas=hyps[src]["alphas"] + [a[src]], score=s,
-                       h=H2[src], c=C2[src])
+            hyp = extend(hyps, src, w, s, step_state)
             if w == END:
                 finished.append(hyp)
             else:
@@ -258,15 +252,36 @@ def beam_decode(model, feats1, beam=3, max_len=30, length_norm=0.0, projected=Fa
         if len(finished) >= beam or not new:
             break
         hyps = new
-    if not finished:
-        finished = hyps
+    return best_caption(finished or hyps, length_norm)
 
+
+def beam_step(model, p, keys, hyps):
+    """One decoder step for every hypothesis (dicts with tokens, alphas, score, h, c): the scores of every extension
+    [k, V] (the hypothesis' score + the word's log-softmax) and what extend() needs (alphas, new h, new c)."""
+    k = len(hyps)
+    H = torch.stack([x["h"] for x in hyps])
+    C = torch.stack([x["c"] for x in hyps])
+    prev = torch.tensor([x["tokens"][-1] if x["tokens"] else START for x in hyps], dtype=torch.long)
+    lg, a, _, H2, C2 = model.step(p.expand(k, -1, -1), keys.expand(k, -1, -1), H, C, prev)
+    return torch.log_softmax(lg, dim=1) + torch.tensor([x["score"] for x in hyps]).unsqueeze(1), (a, H2, C2)
+
+
+def extend(hyps, src, w, score, step_state, **extra):
+    """Hypothesis `src` extended by word w (step_state from beam_step); extra fields are added as given."""
+    a, H2, C2 = step_state
+    return dict(tokens=hyps[src]["tokens"] + [w], alphas=hyps[src]["alphas"] + [a[src]], score=score,
+                h=H2[src], c=C2[src], **extra)
+
+
+def best_caption(hyps, length_norm):
+    """The hypothesis with the best score / len^length_norm (len counts <end>; 0: the plain sum) as
+    dict(tokens without <end>, alphas [T, L], score)."""
     def norm(x):
         return x["score"] / (len(x["tokens"]) ** length_norm if length_norm else 1.0)
 
-    best = max(finished, key=norm)
-    toks = [t for t in best["tokens"] if t != END]
-    return dict(tokens=toks, alphas=torch.stack(best["alphas"]), score=best["score"])
+    best = max(hyps, key=norm)
+    return dict(tokens=[t for t in best["tokens"] if t != END], alphas=torch.stack(best["alphas"]),
+                score=best["score"])
 
 
 def param_count(model):
