@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import re
 import random
 import sys
 import time
@@ -78,6 +79,9 @@ def parse_args(argv=None):
                    help="start an epoch even when it cannot end within the budget (last.pt keeps the partial epoch)")
     p.add_argument("--init-from", help="warm start from a bundle of the same architecture (transformer): every "
                    "tensor copied; embedding rows mapped by piece string (init_from_bundle)")
+    p.add_argument("--grow", action="store_true",
+                   help="with --init-from: the new model may be deeper (--layers) and wider (--d-ff) than the bundle; "
+                        "it starts as the same function (grow_tensor)")
     p.add_argument("--align-labels", help="guided alignment (Garg et al. 2019): labels from align_labels.py")
     p.add_argument("--align-weight", type=float, default=0.3, help="weight of the alignment loss")
     p.add_argument("--align-layer", type=int, default=-2, help="decoder layer of the alignment head (python index)")
@@ -108,20 +112,52 @@ def lr_at(args, step, scale=1.0):
     return args.lr * scale
 
 
-def init_from_bundle(model, bundle_dir, prefix, cli):
-    """Warm start: copy every tensor of a trained bundle into `model` (same shapes required) except the shared
-    embedding, whose rows are mapped by piece: a piece of the new vocabulary that exists in the old one takes its
+def copy_layers(old_sd, new_sd, grow=False):
+    """Every tensor of the trained state dict `old_sd` but the shared embedding into `new_sd` (a fresh model's), in
+    place. Same shapes required, unless `grow`: then wider feed-forward layers take the old ones inside them
+    (grow_tensor), and layers the old model does not have start with zero residual branches (attention output and
+    second feed-forward projections), so that in a pre-norm Transformer each is the identity and the grown model
+    computes what the old one did."""
+    for k, v in old_sd.items():
+        if k == "embed.weight":
+            continue
+        if grow and k in new_sd and new_sd[k].shape != v.shape:
+            new_sd[k] = grow_tensor(k, v, new_sd[k])
+        elif k not in new_sd or new_sd[k].shape != v.shape:
+            raise SystemExit(f"--init-from: tensor {k} {tuple(v.shape)} does not fit the new model")
+        else:
+            new_sd[k] = v.clone()
+    if grow:
+        for k in new_sd:
+            if k not in old_sd and re.search(r"\.(out_proj|ffn\.linear2)\.(weight|bias)$", k):
+                new_sd[k] = torch.zeros_like(new_sd[k])
+
+
+def grow_tensor(name, old, new):
+    """A trained tensor `old` inside the larger init `new` of a wider feed-forward layer (d_ff grown): linear1's
+    first rows and bias entries are the old ones, the new units keep their random init; linear2's first columns
+    are the old ones and the new columns are zero, so the layer computes what it did until training moves them."""
+    if name.endswith("ffn.linear1.weight") or name.endswith("ffn.linear1.bias"):
+        out = new.clone()
+        out[:old.shape[0]] = old
+        return out
+    if name.endswith("ffn.linear2.weight") and old.shape[0] == new.shape[0]:
+        out = torch.zeros_like(new)
+        out[:, :old.shape[1]] = old
+        return out
+    raise SystemExit(f"--grow: tensor {name} {tuple(old.shape)} -> {tuple(new.shape)} cannot be grown")
+
+
+def init_from_bundle(model, bundle_dir, prefix, cli, grow=False):
+    """Warm start: copy every tensor of a trained bundle into `model` (copy_layers; `grow`: the model may be deeper
+    and wider) except the shared embedding, whose rows are mapped by piece: a piece of the new vocabulary that exists in the old one takes its
     row; any other takes the mean of the old rows of the pieces the OLD tokenizer splits its text into (the marker
     kept, so a word-initial piece maps to word-initial old pieces); pieces with no old pieces keep their init."""
     from bundle import load_bundle
     from common import bpe_encode_pieces
     old, _ = load_bundle(bundle_dir)
     old_sd, new_sd = old.state_dict(), model.state_dict()
-    for k, v in old_sd.items():
-        if k != "embed.weight":
-            if k not in new_sd or new_sd[k].shape != v.shape:
-                raise SystemExit(f"--init-from: tensor {k} {tuple(v.shape)} does not fit the new model")
-            new_sd[k] = v.clone()
+    copy_layers(old_sd, new_sd, grow)
     with open(os.path.join(bundle_dir, "bpe.vocab"), encoding="utf-8") as f:
         old_vocab = {p.rstrip("\n"): i for i, p in enumerate(f)}
     with open(prefix + ".vocab", encoding="utf-8") as f:
@@ -210,7 +246,7 @@ def main():
     # A warm start unless a checkpoint of this run is resumed (--resume without a checkpoint yet starts the run,
     # from --init-from like any first start).
     if args.init_from and not (args.resume and os.path.isfile(last_path)):
-        init_from_bundle(model, args.init_from, prefix, cli)
+        init_from_bundle(model, args.init_from, prefix, cli, grow=args.grow)
     model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
