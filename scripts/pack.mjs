@@ -22,7 +22,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 // Bundles shipped int8 in the package: their matrices (the translators', the captioner's decoder, the sentiment,
 // VQA and sorting models') take most of their size. Quality of each, float32 against int8: README "int8 weights" and
 // each MODEL_CARD.md.
-export const INT8_IN_PACKAGE = ['de-en-general', 'sst2-selfattn', 'sst2-relation', 'flickr8k-mobilenet',
+export const INT8_IN_PACKAGE = ['de-en-general', 'sst2-selfattn', 'flickr8k-mobilenet',
   'flickr8k-mobilenet-encoder', 'shapes', 'shapes-vqa-coattn', 'shapes-vqa-aoa', 'pointer-sort'];
 // Encoder bundles whose ImageNet classifier no JS pipeline reads (the shapes captioner and the VQA models take the
 // grid only): the package keeps their convolutions and BatchNorm, not classifier.1.* or labels.txt.

@@ -900,7 +900,7 @@ export function pipeline(task: 'number-sorting' | 'pointer-sort' | 'sort', model
  * import { listTasks } from 'attnlens';
  *
  * for (const t of listTasks()) console.log(t.task, t.defaultModel, t.inPackage.join(' '));
- * // sentiment-analysis sst2-selfattn sst2-selfattn sst2-relation
+ * // sentiment-analysis sst2-selfattn sst2-selfattn
  * // translation de-en-general de-en-general
  * // image-to-text flickr8k-mobilenet flickr8k-mobilenet shapes
  * // number-sorting pointer-sort pointer-sort

@@ -16,6 +16,8 @@ export const TASKS = Object.freeze({
   'sentiment-analysis': {
     defaultModel: 'sst2-selfattn',
     models: ['sst2-selfattn', 'sst2-relation'],
+    // In the repository (and the page) but not in the npm tarball, to keep the package within 25 MB.
+    notPackaged: ['sst2-relation'],
     load: async () => (await import('./pipelines/sentiment.js')).createSentimentPipeline,
   },
   translation: {
