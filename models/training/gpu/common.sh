@@ -10,7 +10,7 @@ gunzip -c $G/tr/encoded.json.gz > $C/encoded.json
 gunzip -c $G/tr/align-labels.json.gz > $C/align-labels.json
 cp $G/tr/joint.* $G/tr/tatoeba_dev.* $C/
 chmod +x $G/attnlens-cli
-TR="--model transformer --corpus general --merges 10000 --threads 2 --d-ff 512 --max-len 80 --val-bleu-from 1 \
+TR="--model transformer --corpus general --merges 10000 --threads 2 --layers 4 --d-ff 1024 --max-len 80 --val-bleu-from 1 \
  --align-labels $C/align-labels.json --align-weight 0.3 --align-layer 1 --align-head 0 \
  --drop-final-punct 0.25 --swap-numbers 0.5 --device cuda --bf16 --keep-epochs 4 \
  --cli $G/attnlens-cli --data-dir $G/data/multi30k --max-tokens 25000"
