@@ -50,19 +50,25 @@ BUNDLE = os.path.join(mobilenet.REPO_ROOT, "models", "flickr8k-mobilenet")
 SIZE = 352  # the bundle's input size; grid 11 x 11
 
 
-def load_captioner(cache_below=0):
+def load_captioner():
     itos = open(os.path.join(BUNDLE, "vocab.txt")).read().rstrip("\n").split("\n")
-    a = types.SimpleNamespace(input_size=SIZE, cache_below=cache_below, train_from=19, cell_position=True,
+    a = types.SimpleNamespace(input_size=SIZE, cache_below=0, train_from=19, cell_position=True,
                               context="output", score_smooth=3, init_state="const", proj_dim=256, embed_dim=256,
                               hidden_dim=384, att_dim=256, dropout=0.5, init_bundle=BUNDLE, init_checkpoint=None,
                               encoder_bundle=None, mobilenet=None)
     return finetune.Captioner(len(itos), a).eval(), itos
 
 
-def forced_scores(gold, rows_for, ground_dir):
-    """score.py's figures for forced gold captions; rows_for(j, words) -> alpha [len(words), L] of gold photo j."""
+def box_scorer(ground_dir):
+    """The box set's own score.py (its matching and figures)."""
     sys.path.insert(0, ground_dir)
     import score
+    return score
+
+
+def forced_scores(gold, rows_for, ground_dir):
+    """score.py's figures for forced gold captions; rows_for(j, words) -> alpha [len(words), L] of gold photo j."""
+    score = box_scorer(ground_dir)
     lines = []
     with torch.no_grad():
         for j, g in enumerate(gold):
@@ -101,7 +107,7 @@ def probe_cam(args, model, itos, gold):
     net = mobilenet.build_mobilenet_v2().eval()  # the frozen ImageNet classifier
     lin = net.classifier[-1]
     rows = decoder_rows(model, stoi, grids)
-    norm = lambda w: w[:-1] if len(w) > 3 and w.endswith("s") else w  # noqa: E731 (score.py's matching)
+    norm = box_scorer(args.ground_dir).norm  # the scorer's word matching
     out = []
     with torch.no_grad():
         for j, g in enumerate(gold):
