@@ -23,6 +23,15 @@ omission rate = unlinked content words / content words (over the whole split); a
 sentences with at least one unlinked content word, hypothesis/reference length in words, and — because a search can
 lower the rate by adding words — the share of hypotheses that repeat a word (4+ letters) more often than the reference
 does ("The chairs of a plastic chairs.").
+--references measures the references instead of the engine's translations: each source is force-decoded through its
+human translation (`attnlens-cli align --json`, teacher forcing, the same head and extraction), so the rate is that of
+the human translation — in effect the floor of this measure for the bundle's alignment head: what the head's own
+misses, the idioms it links elsewhere ("noch nie" → "never") and free renderings add to any translation's rate.
+Because that floor is high (the references of Tatoeba dev leave about as many content words unlinked as the engine's
+translations do), every run on a split also force-decodes its references and reports relative_omission_rate: the
+content words unlinked in the translation that the same head links when it reads the reference ("dropped against the
+reference"), over all content words. A word the reference itself leaves unlinked (an idiom, a head miss) does not
+count; a word the reference renders and the translation does not, does.
 --sentences-out FILE writes one JSON line per sentence (source, hypothesis, reference, content words, unlinked
 words) for reading examples. Decoding with --json computes the attention maps; the text is the same as without.
 """
@@ -30,7 +39,9 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -85,12 +96,42 @@ def translate_json(cli, bundle, lines, beam=None, alpha=None, coverage_beta=None
     return results, seconds
 
 
+def align_json(cli, bundle, lines, refs, extraction="argmax"):
+    """One parsed `attnlens-cli align --json` result per (German, English) pair: the references force-decoded."""
+    pairs = [f"{de.replace(chr(9), ' ')}\t{en.replace(chr(9), ' ')}" for de, en in zip(lines, refs)]
+    cmd = [cli, "align", "--model", bundle, "--json", "--extraction", extraction]
+    t0 = time.time()
+    out = subprocess.run(cmd, input="".join(p.replace("\n", " ") + "\n" for p in pairs).encode("utf-8"),
+                         stdout=subprocess.PIPE, check=False).stdout
+    seconds = time.time() - t0
+    results = [json.loads(o) for o in out.decode("utf-8").splitlines()]
+    if len(results) != len(pairs):
+        raise RuntimeError(f"attnlens-cli align returned {len(results)} lines for {len(pairs)} pairs")
+    for pair, r in zip(pairs, results):
+        if "error" in r:
+            raise RuntimeError(f"attnlens-cli align failed on {pair!r}: {r['error']}")
+    return results, seconds
+
+
 def unlinked_content(result):
     """(content words, the content words no alignment link touches) of one translate --json result."""
     words = [w["text"] for w in result["source_words"]]
     linked = {link[0] for link in result["alignment"]}
     content = [i for i, w in enumerate(words) if is_content(w)]
     return [words[i] for i in content], [words[i] for i in content if i not in linked]
+
+
+def dropped_against_reference(result, ref_result):
+    """The content words unlinked in a translation that the same head links when it reads the human reference
+    (counted with multiplicity: a word twice in the source and once dropped counts once)."""
+    hyp_unlinked = unlinked_content(result)[1]
+    excess = Counter(hyp_unlinked) - Counter(unlinked_content(ref_result)[1])
+    dropped = []
+    for w in hyp_unlinked:  # in source order
+        if excess[w] > 0:
+            dropped.append(w)
+            excess[w] -= 1
+    return dropped
 
 
 def repeats_word(hypothesis, reference):
@@ -100,9 +141,10 @@ def repeats_word(hypothesis, reference):
     return any(c > 1 and c > ref[w] for w, c in hyp.items())
 
 
-def summarize(results, refs=None):
-    """The omission figures of a list of translate results (and BLEU when references are given)."""
-    n_content = n_unlinked = n_sent_with = 0
+def summarize(results, refs=None, ref_results=None):
+    """The omission figures of a list of translate results (and BLEU when references are given; with the references'
+    force-decoded results, also the words dropped against the reference)."""
+    n_content = n_unlinked = n_sent_with = n_dropped = n_sent_dropped = 0
     per_sentence = []
     for k, r in enumerate(results):
         content, unlinked = unlinked_content(r)
@@ -113,12 +155,21 @@ def summarize(results, refs=None):
                "content_words": content, "unlinked": unlinked}
         if refs is not None:
             rec["reference"] = refs[k]
+        if ref_results is not None:
+            dropped = dropped_against_reference(r, ref_results[k])
+            n_dropped += len(dropped)
+            n_sent_dropped += bool(dropped)
+            rec["dropped_against_reference"] = dropped
         per_sentence.append(rec)
     hyps = [r["text"] for r in results]
     summary = {"sentences": len(results), "content_words": n_content, "unlinked_content_words": n_unlinked,
                "omission_rate": round(100.0 * n_unlinked / max(n_content, 1), 2),
                "sentences_with_unlinked": round(100.0 * n_sent_with / max(len(results), 1), 2),
                "hypothesis_words": sum(len(bleu_tokens(h)) for h in hyps)}
+    if ref_results is not None:
+        summary["dropped_against_reference"] = n_dropped
+        summary["relative_omission_rate"] = round(100.0 * n_dropped / max(n_content, 1), 2)
+        summary["sentences_with_dropped"] = round(100.0 * n_sent_dropped / max(len(results), 1), 2)
     if refs is not None:
         summary.update(bleu_fields(hyps, refs))
         summary["reference_words"] = sum(len(bleu_tokens(r)) for r in refs)
@@ -150,6 +201,10 @@ def main():
     p.add_argument("--coverage-beta", type=float, help="GNMT coverage penalty weight (default: the bundle's)")
     p.add_argument("--extraction", default="argmax", choices=["argmax", "gdfa"],
                    help="how the alignment head's links are read (argmax: see above)")
+    p.add_argument("--references", action="store_true",
+                   help="force-decode the references instead of translating: the measure's floor (see above)")
+    p.add_argument("--no-reference-check", action="store_true",
+                   help="skip force-decoding the references (no relative_omission_rate)")
     p.add_argument("--limit", type=int, help="first N sentences only: code checks, never a reported number")
     p.add_argument("--sentences-out", help="one JSON line per sentence here ('-' = stdout)")
     p.add_argument("--json-out", help="append the summary as one JSON line here")
@@ -162,9 +217,17 @@ def main():
         src, refs = read_split(args.split, args.data_dir)
     if args.limit:
         src, refs = src[:args.limit], (refs[:args.limit] if refs is not None else None)
-    results, seconds = translate_json(cli, args.bundle, src, args.beam, args.alpha, args.coverage_beta,
-                                      args.extraction)
-    summary, per_sentence = summarize(results, refs)
+    if args.references:
+        if refs is None:
+            p.error("--references needs a split with references, not --lines")
+        results, seconds = align_json(cli, args.bundle, src, refs, args.extraction)
+    else:
+        results, seconds = translate_json(cli, args.bundle, src, args.beam, args.alpha, args.coverage_beta,
+                                          args.extraction)
+    ref_results = None
+    if refs is not None and not args.references and not args.no_reference_check:
+        ref_results, _ = align_json(cli, args.bundle, src, refs, args.extraction)
+    summary, per_sentence = summarize(results, refs, ref_results)
     with open(os.path.join(args.bundle, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     decoding = config.get("decoding", {})
@@ -172,12 +235,15 @@ def main():
     res = {"model": os.path.relpath(bundle, REPO) if bundle.startswith(REPO + os.sep) else bundle,
            "weights": config.get("weight_precision", config.get("weights_dtype")),
            "split": args.lines or args.split,
+           "translations": "references, force-decoded" if args.references else "engine",
            "beam": args.beam if args.beam is not None else decoding.get("num_beams"),
            "alpha": args.alpha if args.alpha is not None else decoding.get("alpha"),
            "coverage_beta": args.coverage_beta if args.coverage_beta is not None
            else decoding.get("coverage_penalty_beta", 0.0),
            "alignment": results[0]["alignment_method"] if results else None,
            **summary, "decode_seconds": round(seconds, 1), "limited": bool(args.limit)}
+    if args.references:  # no search ran
+        res.update(beam=None, alpha=None, coverage_beta=None)
     if args.sentences_out:
         text = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in per_sentence)
         if args.sentences_out == "-":
