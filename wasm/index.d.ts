@@ -634,6 +634,9 @@ export interface TranslationRunOptions {
   alpha?: number;
   /** GNMT coverage penalty weight (default: the model's, 0 = off). */
   coverage_beta?: number;
+  /** Finished hypotheses the beam collects for its final choice, per beam, 1..8 (default: the model's
+   *  decoding.candidates_per_beam, else 1): a larger pool lets longer, more complete translations compete. */
+  candidates_per_beam?: number;
   /** 'head' = a trained alignment head, 'layer-mean' = mean of one decoder layer's cross heads (default: the bundle's). */
   alignment_method?: 'head' | 'layer-mean';
   /** 'argmax' per target word, or 'gdfa' (grow-diag-final-and of both directions). */

@@ -44,6 +44,7 @@ std::vector<std::size_t> longest_first(const std::vector<std::string>& texts) {
 
 struct DecodingDefaults {
   int num_beams = 4;
+  int candidates_per_beam = 1;
   double alpha = 0.6, beta = 0.0, max_len_a = 2.0, max_len_b = 10.0;
 };
 
@@ -56,6 +57,10 @@ DecodingDefaults read_decoding(const io::Bundle& b) {
   const double beams = dec.number_or("num_beams", d.num_beams);
   require(beams >= 1 && beams <= kMaxBeams, where + ": num_beams must be in [1, 64]");  // before the cast
   d.num_beams = static_cast<int>(beams);
+  const double per_beam = dec.number_or("candidates_per_beam", d.candidates_per_beam);
+  require(per_beam >= 1 && per_beam <= decode::kMaxCandidatesPerBeam && per_beam == std::floor(per_beam),
+          where + ": candidates_per_beam must be an integer in [1, 8]");
+  d.candidates_per_beam = static_cast<int>(per_beam);
   d.alpha = dec.number_or("alpha", d.alpha);
   d.beta = dec.number_or("coverage_penalty_beta", d.beta);
   d.max_len_a = dec.number_or("max_len_a", d.max_len_a);
@@ -324,6 +329,8 @@ const Contract& translation_contract() {
                        "most target pieces; the model's default is max_len_a * source pieces + max_len_b"),
         option("alpha", OptionKind::kNumber, call, nullptr, "GNMT length penalty exponent"),
         option("coverage_beta", OptionKind::kNumber, call, nullptr, "GNMT coverage penalty weight"),
+        integer_option("candidates_per_beam", call, 1, decode::kMaxCandidatesPerBeam, nullptr,
+                       "finished hypotheses per beam that the final choice weighs"),
     };
     for (auto& o : map_options()) options.push_back(std::move(o));
     return Contract{"translation", "", std::move(options), translation_fields()};
@@ -343,6 +350,7 @@ TranslationParams translation_params(const std::string& params_json) {
   p.max_new_tokens = static_cast<int>(v.integer("max_new_tokens", p.max_new_tokens));
   if (v.has("alpha")) p.alpha = v.number("alpha", 0.0);
   if (v.has("coverage_beta")) p.coverage_beta = v.number("coverage_beta", 0.0);
+  p.candidates_per_beam = static_cast<int>(v.integer("candidates_per_beam", p.candidates_per_beam));
   if (v.has("output_attentions") && v.raw("output_attentions").is_array()) {  // a list of kinds: only those maps
     p.output_attentions = true;
     for (const auto& k : v.raw("output_attentions")) p.attention_selection.kinds.push_back(k.get<std::string>());
@@ -394,6 +402,7 @@ Translator::Impl::Prepared Translator::Impl::prepare(const std::string& text, co
   sp.num_beams = out.num_beams;
   sp.alpha = params.alpha.value_or(dec.alpha);
   sp.coverage_beta = params.coverage_beta.value_or(dec.beta);
+  sp.candidates_per_beam = params.candidates_per_beam == 0 ? dec.candidates_per_beam : params.candidates_per_beam;
   sp.bos_id = tokenizer->bos_id();
   sp.eos_id = tokenizer->eos_id();
   // int(a·n + b) as decoding.py, never beyond the decoder's positions.
@@ -554,6 +563,8 @@ void Translator::check_params(const TranslationParams& params) const {
   require(params.max_new_tokens >= 0 && params.max_new_tokens <= kMaxNewTokensLimit,
           "translate: max_new_tokens must be in [1, 65536] (0 = the model's default), got " +
               std::to_string(params.max_new_tokens));
+  require(params.candidates_per_beam >= 0 && params.candidates_per_beam <= decode::kMaxCandidatesPerBeam,
+          "translate: candidates_per_beam must be in [1, 8] (0 = the model's default)");
   check_qk_param(params, *impl_->model, impl_->architecture);
   if (params.alpha) require(std::isfinite(*params.alpha), "translate: alpha must be a finite number");
   if (params.coverage_beta)

@@ -52,6 +52,7 @@ struct TranslationParams {
   int max_new_tokens = 0;                // 0: max_len_a·|source ids| + max_len_b (bundle); else this many at most
   std::optional<double> alpha;           // GNMT length penalty exponent; default: the bundle's decoding.alpha
   std::optional<double> coverage_beta;   // GNMT coverage penalty weight; default: the bundle's (0 = off)
+  int candidates_per_beam = 0;           // finished hypotheses per beam for the final choice (1 … 8); 0: the bundle's
   bool output_attentions = true;         // false: `attentions` stays empty (faster), and so do the alignments
   // Which maps come back (trace/trace.h): kinds by name ("encoder_self", "decoder_self", "cross"; empty: all) and,
   // with head_mean, the mean of each layer's heads (head −1) instead of every head. The alignment and the number
@@ -84,9 +85,10 @@ struct TranslationParams {
 };
 
 // The options as the JS pipeline names them, in a JSON object (api/options.h; unknown keys are an error): num_beams
-// (0 … 64), max_new_tokens (0 … 65536), alpha, coverage_beta, output_attentions (true, false or a list of kinds),
-// head_mean, copy_numbers, alignment_method, alignment_extraction, alignment_layer / alignment_head (−1 …),
-// word_maps, output_qk, restore_case. Absent keys keep the defaults above; translate()/align() check the values against the model.
+// (0 … 64), max_new_tokens (0 … 65536), alpha, coverage_beta, candidates_per_beam (1 … 8), output_attentions (true,
+// false or a list of kinds), head_mean, copy_numbers, alignment_method, alignment_extraction, alignment_layer /
+// alignment_head (−1 …), word_maps, output_qk, restore_case. Absent keys keep the defaults above; translate()/align()
+// check the values against the model.
 // The contracts (api/contract.h) of translate() and of align() (forced decoding of a given translation): their
 // options and result fields. translation_params reads the options of either as declared (align() ignores the
 // search options).

@@ -37,7 +37,8 @@ usage:
   attnlens-cli bundle check DIR
       Load and validate a model bundle (config.json, weights.safetensors: offsets, sizes, dtypes, finite
       weights, known architecture) and list its tensors.
-  attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--max-new-tokens N]
+  attnlens-cli translate --model DIR [--beams N] [--alpha A] [--coverage-beta B] [--candidates-per-beam C]
+                        [--max-new-tokens N]
                         [--json [--attentions] [--word-maps] [--qk]] [--no-copy-numbers]
       Translate stdin lines with a translation bundle (e.g. models/de-en-transformer), one output line per input
       line. Defaults come from the bundle's config (decoding): beams 1 = greedy. A line is handled as the

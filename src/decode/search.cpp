@@ -23,6 +23,9 @@ void check_start(const StepModel& model, const SearchParams& params) {
           "search: eos id " + std::to_string(params.eos_id) + " is outside the vocabulary");
   require(std::isfinite(params.alpha) && std::isfinite(params.coverage_beta),
           "search: alpha and coverage_beta must be finite numbers");
+  static_assert(kMaxCandidatesPerBeam == 8, "the message below names the bound");
+  require(params.candidates_per_beam >= 1 && params.candidates_per_beam <= kMaxCandidatesPerBeam,
+          "search: candidates_per_beam must be in [1, 8]");
 }
 
 // The candidate walk's order: higher value first, equal values by ascending flat index.
@@ -144,6 +147,7 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   check_start(model, params);
   require(params.num_beams >= 1, "search: num_beams must be >= 1, got " + std::to_string(params.num_beams));
   const std::size_t k = static_cast<std::size_t>(params.num_beams);
+  const std::size_t pool = k * static_cast<std::size_t>(params.candidates_per_beam);  // finished ones to collect
   const std::size_t vocab = model.vocab_size();
   const std::size_t src = model.source_length();
   const int limit = params.max_new_tokens;
@@ -162,14 +166,14 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
   begin.reserve(expected + 1);
   parent_of.reserve(expected * k);
   fed.reserve(expected * k);
-  // Finished hypotheses (at most k): the step and row that produced their last token, that token, score, coverage.
+  // Finished hypotheses (at most pool): the step and row that produced their last token, that token, score, coverage.
   struct Finished {
     int step, row, token;
     float score;
   };
   std::vector<Finished> finished;
-  finished.reserve(k);
-  std::vector<float> finished_cov(want_coverage ? k * src : 0);
+  finished.reserve(pool);
+  std::vector<float> finished_cov(want_coverage ? pool * src : 0);
   std::vector<Candidate> top;
   top.reserve(2 * k + 1);
   // The choice so far: the finished hypothesis with the highest score / lp(L) + cp, ties → the earliest finished
@@ -201,7 +205,8 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
     if (want_coverage) std::fill(attention.begin(), attention.begin() + static_cast<std::ptrdiff_t>(rows * src), 0.0f);
     model.step(prev.data(), logits.data(), want_coverage ? attention.data() : nullptr);
 
-    // The 2k best candidates in walk order are all the walk can use: it stops after k of either kind.
+    // The walk reads the 2k best candidates (decoding.py's rule): k of them are enough to fill either kind when
+    // candidates_per_beam is 1; with a larger pool the walk may run out first, and the step keeps what it found.
     top.clear();
     const std::size_t keep = 2 * k;
     for (std::size_t i = 0; i < rows; ++i) {
@@ -245,9 +250,9 @@ SearchResult beam_search(StepModel& model, const SearchParams& params) {
         for (std::size_t p = 0; p < src; ++p) into[p] += a[p];
       }
       if (ends) consider(finished.size() - 1);
-      if (finished.size() == k || n_next == k) break;
+      if (finished.size() == pool || n_next == k) break;
     }
-    if (finished.size() >= k || last || n_next == 0) break;
+    if (finished.size() >= pool || last || n_next == 0) break;
     // Stop as soon as no live row can still win (the choice is then already made; see search.h): a row of score S
     // ends at a length L in [t + 1, limit] with a score S' <= S (log-probabilities are <= 0), hence a value
     // S'/lp(L) + cp <= S / lp_max when S <= 0 and cp <= 0 (beta >= 0). Ties keep the earlier hypothesis, so a

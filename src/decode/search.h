@@ -6,14 +6,16 @@
 //   beam     alive = [(tokens = [], score = 0, coverage = 0)], finished = []
 //            each step: cand[i, w] = alive[i].score + log_softmax(logits_i)[w]   (float32)
 //            walk candidates by descending cand, equal values by ascending flat index i·V + w:
-//              w == </s> (or the last allowed step) → finished (stop the walk at |finished| == k)
+//              w == </s> (or the last allowed step) → finished (stop the walk at |finished| == n)
 //              otherwise                            → next alive (stop the walk at |next alive| == k)
-//            stop when |finished| ≥ k, at the last step, or when nothing stays alive — or earlier, once no alive
+//            stop when |finished| ≥ n, at the last step, or when nothing stays alive — or earlier, once no alive
 //              hypothesis can still be chosen: its score S can only fall (log-probabilities are ≤ 0), so it ends
 //              with a value ≤ S / max(lp) over the lengths it can still reach (beta ≥ 0 makes cp ≤ 0); when that
 //              bound is ≤ the best finished value for every alive one, the choice below is already made. This
 //              returns exactly what the full rule returns (only `hypotheses` counts fewer) and saves the steps
 //              a beam spent finishing hypotheses that could not win.
+//            n = c·k finished hypotheses are collected (c = candidates_per_beam, 1 = the classic rule; a larger
+//              pool lets hypotheses that end later, often the ones that translate every clause, compete)
 //            choice: the finished hypothesis with the highest  score / lp(L) + cp,  ties → earliest finished;
 //              lp(L) = ((5 + L) / 6)^alpha  (GNMT length penalty, Wu et al. 2016 eq. 14; L counts </s>),
 //              cp    = beta · Σ_i log(min(Σ_t a_{t,i}, 1))  (GNMT coverage penalty; a_t = the step's attention
@@ -47,11 +49,14 @@ class StepModel {
   virtual void reorder(const std::vector<int>& parents) = 0;
 };
 
+inline constexpr int kMaxCandidatesPerBeam = 8;
+
 struct SearchParams {
   int num_beams = 1;         // 1 = greedy
   int max_new_tokens = 0;    // hard limit on generated tokens (≥ 1)
   double alpha = 0.6;        // GNMT length penalty exponent
   double coverage_beta = 0;  // GNMT coverage penalty weight (0 = off)
+  int candidates_per_beam = 1;  // finished hypotheses collected for the choice: this × num_beams (1 … 8)
   int bos_id = 2;
   int eos_id = 3;
 };

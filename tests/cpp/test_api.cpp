@@ -180,6 +180,10 @@ TEST_CASE("api: one option reader for every task's JSON options (api/options.h)"
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"num_beams\": 65}"),
                        doctest::Contains("translation options: param 'num_beams' must be an integer in [1, 64]"),
                        attnlens::Error);
+  CHECK(tp.candidates_per_beam == 0);  // the bundle's
+  CHECK(attnlens::api::translation_params("{\"candidates_per_beam\": 2}").candidates_per_beam == 2);
+  CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"candidates_per_beam\": 9}"),
+                       doctest::Contains("param 'candidates_per_beam' must be an integer in [1, 8]"), attnlens::Error);
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"beams\": 2}"), doctest::Contains("unknown param 'beams'"),
                        attnlens::Error);
   CHECK_THROWS_WITH_AS(attnlens::api::translation_params("{\"output_attentions\": [1]}"),

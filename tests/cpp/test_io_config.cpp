@@ -114,6 +114,7 @@ TEST_SUITE("io.config") {
                  {"tokenizer.merges", [](json& c) { c["tokenizer"]["merges"] = nullptr; }},
                  {"decoding.num_beams", [](json& c) { c["decoding"]["num_beams"] = "4"; }},
                  {"decoding.alpha", [](json& c) { c["decoding"]["alpha"] = true; }},
+                 {"decoding.candidates_per_beam", [](json& c) { c["decoding"]["candidates_per_beam"] = "2"; }},
                  {"d_model", [](json& c) { c["d_model"] = "256"; }},
                  {"layer_norm_eps", [](json& c) { c["layer_norm_eps"] = "1e-5"; }}},
                 [&](const std::string& cfg) { api::Translator::from_memory(cfg, weights, files); });

@@ -168,6 +168,7 @@ void check_search_case(const attnlens::models::Seq2SeqModel& model, const nlohma
     p.num_beams = b["num_beams"].get<int>();
     p.alpha = b["alpha"].get<double>();
     p.coverage_beta = b["coverage_penalty_beta"].get<double>();
+    p.candidates_per_beam = b.value("candidates_per_beam", 1);
     p.max_new_tokens = limit(b);
     auto step = model.start(src, nullptr);
     const auto r = attnlens::decode::search(*step, p);
@@ -405,6 +406,16 @@ TEST_CASE("translation: bundles that do not fit are clear errors") {
   broken = cfg;
   broken["vocab_size"] = 40;
   CHECK_THROWS_AS(attnlens::api::Translator::from_memory(broken.dump(), weights, files), attnlens::Error);
+  for (const nlohmann::json& pool : {nlohmann::json(0), nlohmann::json(9), nlohmann::json(2.5)}) {
+    broken = cfg;
+    broken["decoding"]["candidates_per_beam"] = pool;
+    CHECK_THROWS_WITH_AS(attnlens::api::Translator::from_memory(broken.dump(), weights, files),
+                         doctest::Contains("candidates_per_beam must be an integer in [1, 8]"), attnlens::Error);
+  }
+  broken = cfg;
+  broken["decoding"]["candidates_per_beam"] = 2;
+  const auto pooled = attnlens::api::Translator::from_memory(broken.dump(), weights, files);
+  CHECK(pooled->translate("ein hund", {}).text.size() > 0);
   CHECK_THROWS_AS(attnlens::api::Translator::from_memory(cfg.dump(), weights, {{"bpe.vocab", vocab}}), attnlens::Error);
 }
 

@@ -1,7 +1,7 @@
 // Tests of decode/search: beam search, which stops as soon as no live hypothesis can still be chosen, returns
-// exactly what the plain rule of models/training/translation/decoding.py returns (walk until k hypotheses have
+// exactly what the plain rule of models/training/translation/decoding.py returns (walk until c·k hypotheses have
 // finished), on many random step models — sharp and flat distributions, every sign of alpha, the coverage penalty
-// on and off, ties between candidates.
+// on and off, ties between candidates, pools of one to three finished hypotheses per beam.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -80,7 +80,8 @@ struct Plain {
   int finished = 0;
 };
 
-// decoding.py's beam_finished + choose_finished, literally: hypotheses as token lists, walk until k have finished.
+// decoding.py's beam_finished + choose_finished, literally: hypotheses as token lists, the walk reads the 2k best
+// candidates of a step and stops at k alive or c·k finished; the search stops once c·k have finished.
 Plain plain_beam(dec::StepModel& model, const dec::SearchParams& p) {
   struct Hyp {
     std::vector<int> tokens;
@@ -88,7 +89,7 @@ Plain plain_beam(dec::StepModel& model, const dec::SearchParams& p) {
     std::vector<float> cov;
   };
   const std::size_t k = static_cast<std::size_t>(p.num_beams), vocab = model.vocab_size(),
-                    src = model.source_length();
+                    src = model.source_length(), pool = k * static_cast<std::size_t>(p.candidates_per_beam);
   const bool want_cov = p.coverage_beta != 0.0;
   std::vector<Hyp> alive{{{}, 0.0f, std::vector<float>(src, 0.0f)}}, finished;
   for (int t = 1; t <= p.max_new_tokens; ++t) {
@@ -111,6 +112,7 @@ Plain plain_beam(dec::StepModel& model, const dec::SearchParams& p) {
     const bool last = t == p.max_new_tokens;
     std::vector<Hyp> next;
     std::vector<int> parents;
+    cands.resize(std::min(cands.size(), 2 * k));
     for (const Cand& c : cands) {
       const std::size_t i = c.flat / vocab;
       const int w = static_cast<int>(c.flat % vocab);
@@ -124,9 +126,9 @@ Plain plain_beam(dec::StepModel& model, const dec::SearchParams& p) {
         next.push_back(h);
         parents.push_back(static_cast<int>(i));
       }
-      if (finished.size() == k || next.size() == k) break;
+      if (finished.size() == pool || next.size() == k) break;
     }
-    if (finished.size() >= k || last || next.empty()) break;
+    if (finished.size() >= pool || last || next.empty()) break;
     model.reorder(parents);
     alive = next;
   }
@@ -160,12 +162,14 @@ TEST_CASE("search: beam search stops early only when the choice is already made 
       p.max_new_tokens = static_cast<int>(4 + seed % 23);
       p.alpha = seed % 4 == 0 ? 0.0 : seed % 4 == 1 ? 0.6 : seed % 4 == 2 ? 1.0 : -0.5;
       p.coverage_beta = seed % 7 == 0 ? 0.2 : seed % 7 == 1 ? -0.2 : 0.0;
+      p.candidates_per_beam = seed % 11 < 6 ? 1 : seed % 11 < 9 ? 2 : 3;
       const std::size_t vocab = 6 + seed % 9;
       ToyModel engine_model(vocab, 5, sharpness, seed, coarse), plain_model(vocab, 5, sharpness, seed, coarse);
       const dec::SearchResult r = dec::search(engine_model, p);
       const Plain want = plain_beam(plain_model, p);
       CAPTURE(seed);
       CAPTURE(beams);
+      CAPTURE(p.candidates_per_beam);
       CHECK(r.tokens == want.tokens);
       CHECK(r.score == want.score);
       CHECK(r.normalised == want.normalised);
@@ -176,4 +180,40 @@ TEST_CASE("search: beam search stops early only when the choice is already made 
   }
   INFO(stopped_early << " of " << cases << " searches stopped before k hypotheses had finished");
   CHECK(stopped_early > cases / 10);  // the rule does engage (a search that never stops early fails here)
+}
+
+TEST_CASE("search: a larger pool of finished hypotheses only adds candidates to the final choice") {
+  // The walk is the same until k hypotheses have finished, so the pool of c·k holds the classic rule's k and more:
+  // its choice can only score as well or better, and on some searches it picks a hypothesis that ends later.
+  int cases = 0, better = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    dec::SearchParams p;
+    p.num_beams = 3;
+    p.max_new_tokens = static_cast<int>(6 + seed % 17);
+    p.alpha = seed % 2 == 0 ? 0.6 : 1.0;
+    p.coverage_beta = seed % 3 == 0 ? 0.5 : 0.0;
+    const std::size_t vocab = 7 + seed % 5;
+    ToyModel a(vocab, 5, 6.0f, seed, false), b(vocab, 5, 6.0f, seed, false);
+    const dec::SearchResult one = dec::search(a, p);
+    p.candidates_per_beam = 2;
+    const dec::SearchResult two = dec::search(b, p);
+    CAPTURE(seed);
+    CHECK(two.normalised >= one.normalised);
+    ++cases;
+    if (two.normalised > one.normalised) ++better;
+  }
+  INFO(better << " of " << cases << " searches chose better with a pool of 2k");
+  CHECK(better > 0);
+  CHECK(better < cases);
+}
+
+TEST_CASE("search: candidates_per_beam outside 1..8 is an error") {
+  for (int c : {0, -1, 9}) {
+    dec::SearchParams p;
+    p.num_beams = 2;
+    p.max_new_tokens = 5;
+    p.candidates_per_beam = c;
+    ToyModel m(8, 4, 6.0f, 7, false);
+    CHECK_THROWS_WITH_AS(dec::search(m, p), doctest::Contains("candidates_per_beam"), std::exception);
+  }
 }

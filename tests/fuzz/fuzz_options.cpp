@@ -8,8 +8,9 @@
 //   mode 3: runOp(name, inputs, paramsJson): byte 1 picks the op of api::list_ops(), bytes 2.. size its dims (each
 //           named dim 0..4), the rest is the params JSON;
 //   mode 4: translate()/align() options as api::TranslationParams values (num_beams, max_new_tokens, alpha,
-//           coverage_beta, output_attentions, alignment method/extraction/layer/head, word_maps: raw values, NaN
-//           and negative ones included) on a tiny Transformer or RNN translator, then the text (≤ 128 bytes).
+//           coverage_beta, candidates_per_beam, output_attentions, alignment method/extraction/layer/head,
+//           word_maps: raw values, NaN and negative ones included) on a tiny Transformer or RNN translator, then
+//           the text (≤ 128 bytes).
 // (The JS layer — wasm/pipelines/*.js — checks types and ranges first with TypeError/RangeError; that JS code is
 // not fuzzed here. This harness makes sure a caller that bypasses it still gets an attnlens::Error.)
 // Checks: no exception but attnlens::Error; no sanitizer report; bounded time and memory.
@@ -193,6 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       p.max_new_tokens = r.get<std::int32_t>();
       if (flags & 1) p.alpha = r.get<double>();
       if (flags & 2) p.coverage_beta = r.get<double>();
+      if (flags & 64) p.candidates_per_beam = r.get<std::int32_t>();
       p.output_attentions = flags & 4;
       p.word_maps = flags & 8;
       static const char* const methods[] = {"", "head", "layer-mean", "Head", "argmax"};

@@ -20,6 +20,8 @@
 //                      head (default false)
 //   alpha              GNMT length penalty exponent of beam search (default: the bundle's, 0.6)
 //   coverage_beta      GNMT coverage penalty weight (default: the bundle's, 0 = off)
+//   candidates_per_beam finished hypotheses the beam collects for its final choice, per beam, 1..8 (default: the
+//                      bundle's decoding.candidates_per_beam, else 1)
 //   alignment_method   'head' (a trained alignment head) | 'layer-mean' (mean of one decoder layer's cross heads);
 //                      default: the bundle's ('head' for de-en-general, 'layer-mean' for the others)
 //   alignment_extraction 'argmax' (one link per target word) | 'gdfa' (grow-diag-final-and of both directions)
@@ -130,7 +132,7 @@ function tokenizerFiles(bundle) {
 /**
  * @param {{ name: string, config: object, configText?: string, files: Record<string, Uint8Array> }} bundle
  * @param {{ num_beams?: number, max_new_tokens?: number, output_attentions?: boolean, alpha?: number,
- *           coverage_beta?: number }} [options]
+ *           coverage_beta?: number, candidates_per_beam?: number }} [options]
  * @param {object} [module] the Embind module whose Translator runs it (initHf()'s for converted MarianMT bundles)
  */
 export async function createTranslationPipeline(bundle, options = {}, module = getModule()) {

@@ -17,11 +17,13 @@ Beam search (width k), one sentence:
     cand[i, w] = alive[i].score + log p(w | alive[i])            (float32)
     walk the candidates by descending cand; equal values by ascending flat index i * V + w
       (i = row of alive, in the order alive was built; V = vocab size):
-        if w == </s>:  finished.append(hyp_i + [w])              ; stop the walk when |finished| == k
+        if w == </s>:  finished.append(hyp_i + [w])              ; stop the walk when |finished| == n
         else:          next_alive.append(hyp_i + [w])            ; stop the walk when |next_alive| == k
       except at t == max_new_tokens, where every walked candidate goes to finished (</s> or not) until
-      |finished| == k.
-    if |finished| >= k or t == max_new_tokens: stop;  alive = next_alive
+      |finished| == n. The walk reads the 2k best candidates only; when it runs out first, the step keeps what it
+      found (possible only with n > k).
+    if |finished| >= n or t == max_new_tokens: stop;  alive = next_alive
+  n = c * k finished hypotheses are collected (c = candidates_per_beam, 1 = the classic rule, the default).
   Final choice: the finished hypothesis with the highest normalised score, ties -> the earliest appended.
     normalised(h) = h.score / lp(|h|) + cp(h)
     lp(L) = ((5 + L) / 6) ** alpha        GNMT length penalty (Wu et al. 2016, eq. 14); L counts </s> if present
@@ -74,9 +76,10 @@ def greedy_batch(model, src, max_len_a=2, max_len_b=10):
 
 
 @torch.no_grad()
-def beam_search(model, src_ids, beam=4, alpha=0.6, beta=0.0, max_len_a=2, max_len_b=10, return_details=False):
+def beam_search(model, src_ids, beam=4, alpha=0.6, beta=0.0, max_len_a=2, max_len_b=10, return_details=False,
+                candidates_per_beam=1):
     """Beam search for one sentence (src_ids: list of ids ending with </s>). Returns the chosen id list."""
-    finished = beam_finished(model, src_ids, beam, max_len_a, max_len_b)
+    finished = beam_finished(model, src_ids, beam, max_len_a, max_len_b, candidates_per_beam)
     return choose_finished(finished, alpha, beta, return_details)
 
 
@@ -101,8 +104,9 @@ def choose_finished(finished, alpha=0.6, beta=0.0, return_details=False):
 
 
 @torch.no_grad()
-def beam_finished(model, src_ids, beam=4, max_len_a=2, max_len_b=10):
+def beam_finished(model, src_ids, beam=4, max_len_a=2, max_len_b=10, candidates_per_beam=1):
     """The search itself: returns the finished hypotheses [(tokens, score, coverage)] in order of appending."""
+    pool = beam * candidates_per_beam
     model.eval()
     src = torch.tensor([src_ids], dtype=torch.long)
     enc1 = model.encode(src)
@@ -133,7 +137,7 @@ def beam_finished(model, src_ids, beam=4, max_len_a=2, max_len_b=10):
             score = float(cand[flat])
             if w == EOS or last:
                 finished.append((alive_tokens[i] + [w], score, cov[i]))
-                if len(finished) == beam:
+                if len(finished) == pool:
                     break
             else:
                 nxt_rows.append(i)
@@ -141,7 +145,7 @@ def beam_finished(model, src_ids, beam=4, max_len_a=2, max_len_b=10):
                 nxt_scores.append(score)
                 if len(nxt_rows) == beam:
                     break
-        if len(finished) >= beam or last or not nxt_rows:
+        if len(finished) >= pool or last or not nxt_rows:
             break
         sel = torch.tensor(nxt_rows, dtype=torch.long)
         rows = rows.index_select(0, sel)

@@ -29,6 +29,8 @@ def main():
     p.add_argument("--dtype", default="F16", choices=["F16", "F32"])
     p.add_argument("--alpha", type=float, default=0.6, help="default GNMT length-penalty exponent for beam search")
     p.add_argument("--beta", type=float, default=0.0)
+    p.add_argument("--candidates-per-beam", type=int, default=1,
+                   help="finished hypotheses the beam collects per beam for the final choice (decoding.py)")
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     p.add_argument("--out-dir", help="default: models/<name> in the repo")
     p.add_argument("--verify-sentences", type=int, default=200)
@@ -51,6 +53,8 @@ def main():
     decoding = {"num_beams": 4, "length_penalty": "gnmt: score / ((5 + L) / 6) ** alpha", "alpha": args.alpha,
                 "coverage_penalty_beta": args.beta, "max_len_a": 2, "max_len_b": 10,
                 "algorithm": "models/training/translation/decoding.py"}
+    if args.candidates_per_beam != 1:
+        decoding["candidates_per_beam"] = args.candidates_per_beam
     n_params = sum(p.numel() for p in model.parameters())
     extra = {"parameters": n_params,
              "training": {"recipe": "models/training/translation/train.py", "bpe_merges": targs["merges"],

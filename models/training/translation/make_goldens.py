@@ -122,7 +122,8 @@ def main():
                          "axes": ["step", "source"]})
         greedy = greedy_batch(model, s, max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"])[0]
         beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
-                           beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"])
+                           beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"],
+                           candidates_per_beam=dec.get("candidates_per_beam", 1))
         g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
         cases.append({"name": key, origin[i][0] + ("_line" if origin[i][0] == "val" else "_index"): origin[i][1],
                       "source": src_text[i], "source_pieces": pieces[c],
@@ -135,8 +136,9 @@ def main():
               "generator": "models/training/translation/make_goldens.py", "torch": torch.__version__,
               "tolerance": {"abs": 1e-4, "rel": 1e-3}, "top_k": TOP_K,
               "decoding": {"greedy": {"max_len_a": dec["max_len_a"], "max_len_b": dec["max_len_b"]},
-                           "beam": {k: dec[k] for k in ("num_beams", "alpha", "coverage_penalty_beta",
-                                                         "max_len_a", "max_len_b")}},
+                           "beam": {**{k: dec[k] for k in ("num_beams", "alpha", "coverage_penalty_beta",
+                                                           "max_len_a", "max_len_b")},
+                                    "candidates_per_beam": dec.get("candidates_per_beam", 1)}},
               "cases": cases}
     if args.examples:
         with open(args.examples, encoding="utf-8") as f:
@@ -149,7 +151,7 @@ def main():
                                       max_len_b=dec["max_len_b"])[0]
                 beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
                                    beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"],
-                                   max_len_b=dec["max_len_b"])
+                                   max_len_b=dec["max_len_b"], candidates_per_beam=dec.get("candidates_per_beam", 1))
             g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
             examples.append({"source": sent, "greedy": {"ids": greedy, "text": g_text},
                              f"beam{dec['num_beams']}": {"ids": beam, "text": b_text}})

@@ -82,10 +82,12 @@ def is_content(word):
     return bool(_HAS_WORD_CHAR.search(word)) and word.lower() not in STOP_WORDS
 
 
-def translate_json(cli, bundle, lines, beam=None, alpha=None, coverage_beta=None, extraction="argmax"):
+def translate_json(cli, bundle, lines, beam=None, alpha=None, coverage_beta=None, extraction="argmax",
+                   candidates_per_beam=None):
     """One parsed JSON result per line from `attnlens-cli translate --json`, and the seconds it took."""
     flags = ["--json", "--extraction", extraction]
-    for flag, value in (("--beams", beam), ("--alpha", alpha), ("--coverage-beta", coverage_beta)):
+    for flag, value in (("--beams", beam), ("--alpha", alpha), ("--coverage-beta", coverage_beta),
+                        ("--candidates-per-beam", candidates_per_beam)):
         if value is not None:
             flags += [flag, value]
     outputs, seconds = run_translate(cli, bundle, lines, flags)
@@ -199,6 +201,8 @@ def main():
     p.add_argument("--beam", type=int, help="beam width (default: the bundle's)")
     p.add_argument("--alpha", type=float, help="GNMT length penalty exponent (default: the bundle's)")
     p.add_argument("--coverage-beta", type=float, help="GNMT coverage penalty weight (default: the bundle's)")
+    p.add_argument("--candidates-per-beam", type=int,
+                   help="finished hypotheses collected per beam for the final choice (default: the bundle's)")
     p.add_argument("--extraction", default="argmax", choices=["argmax", "gdfa"],
                    help="how the alignment head's links are read (argmax: see above)")
     p.add_argument("--references", action="store_true",
@@ -223,7 +227,7 @@ def main():
         results, seconds = align_json(cli, args.bundle, src, refs, args.extraction)
     else:
         results, seconds = translate_json(cli, args.bundle, src, args.beam, args.alpha, args.coverage_beta,
-                                          args.extraction)
+                                          args.extraction, args.candidates_per_beam)
     ref_results = None
     if refs is not None and not args.references and not args.no_reference_check:
         ref_results, _ = align_json(cli, args.bundle, src, refs, args.extraction)
@@ -240,10 +244,12 @@ def main():
            "alpha": args.alpha if args.alpha is not None else decoding.get("alpha"),
            "coverage_beta": args.coverage_beta if args.coverage_beta is not None
            else decoding.get("coverage_penalty_beta", 0.0),
+           "candidates_per_beam": args.candidates_per_beam if args.candidates_per_beam is not None
+           else decoding.get("candidates_per_beam", 1),
            "alignment": results[0]["alignment_method"] if results else None,
            **summary, "decode_seconds": round(seconds, 1), "limited": bool(args.limit)}
     if args.references:  # no search ran
-        res.update(beam=None, alpha=None, coverage_beta=None)
+        res.update(beam=None, alpha=None, coverage_beta=None, candidates_per_beam=None)
     if args.sentences_out:
         text = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in per_sentence)
         if args.sentences_out == "-":
