@@ -60,6 +60,10 @@ def main():
     model, cfg = load_bundle(args.bundle)
     prefix = os.path.join(args.bundle, "bpe")
     dec = cfg["decoding"]
+    # The bundle's beam settings as decoding.beam_search takes them (the same for the cases and the examples).
+    beam_settings = dict(beam=dec["num_beams"], alpha=dec["alpha"], beta=dec["coverage_penalty_beta"],
+                         max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"],
+                         candidates_per_beam=dec.get("candidates_per_beam", 1))
     src_text = read_lines(args.data_dir, "val", "de")
     ref_text = read_lines(args.data_dir, "val", "en")
     origin = [("val", i + 1) for i in range(len(src_text))]
@@ -121,9 +125,7 @@ def main():
             maps.append({"name": "cross", "layer": -1, "key": k, "dims": list(attn["cross"][0].shape),
                          "axes": ["step", "source"]})
         greedy = greedy_batch(model, s, max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"])[0]
-        beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
-                           beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"], max_len_b=dec["max_len_b"],
-                           candidates_per_beam=dec.get("candidates_per_beam", 1))
+        beam = beam_search(model, src_ids, **beam_settings)
         g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
         cases.append({"name": key, origin[i][0] + ("_line" if origin[i][0] == "val" else "_index"): origin[i][1],
                       "source": src_text[i], "source_pieces": pieces[c],
@@ -149,9 +151,7 @@ def main():
             with torch.no_grad():
                 greedy = greedy_batch(model, torch.tensor([src_ids]), max_len_a=dec["max_len_a"],
                                       max_len_b=dec["max_len_b"])[0]
-                beam = beam_search(model, src_ids, beam=dec["num_beams"], alpha=dec["alpha"],
-                                   beta=dec["coverage_penalty_beta"], max_len_a=dec["max_len_a"],
-                                   max_len_b=dec["max_len_b"], candidates_per_beam=dec.get("candidates_per_beam", 1))
+                beam = beam_search(model, src_ids, **beam_settings)
             g_text, b_text = bpe_decode_ids(cli, prefix, [strip_specials(greedy), strip_specials(beam)])
             examples.append({"source": sent, "greedy": {"ids": greedy, "text": g_text},
                              f"beam{dec['num_beams']}": {"ids": beam, "text": b_text}})
