@@ -174,7 +174,7 @@ async function benchTranslation(bundleName) {
     readFileSync(path.join(bundleDir, cfg.tokenizer.merges), 'utf8'));
   const ours = await pipeline('translation', bundleName, OURS);
   const peer = {};
-  const beamOpts = { beam: 4, alpha: cfg.decoding?.alpha ?? 0.6 };
+  const beamOpts = { beam: 4, alpha: cfg.decoding?.alpha ?? 0.6, candidatesPerBeam: cfg.decoding?.candidates_per_beam ?? 1 };
   for (const maps of [false, true]) {
     if (rnn) {
       peer[`1/${maps}`] = await createOrtRnnTranslator(ort, OUT, bundleDir, tokenizer, maps, SESSION);

@@ -112,13 +112,14 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
 
 // Beam search exactly as models/training/translation/decoding.py specifies it (what the engine implements):
 // candidates cand[i,w] = score_i + logp (float32 sums), walked by descending value, ties by ascending flat index
-// i·V + w; </s> (or anything at the last step) goes to `finished`, the rest to the next beam, each up to k; the
-// choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties to the earliest (the search
+// i·V + w; </s> (or anything at the last step) goes to `finished` (up to c·k, c = candidates_per_beam), the rest to
+// the next beam (up to k); the choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties to the earliest (the search
 // stops as soon as that choice is made, as the engine's does). The KV cache
 // rows are gathered in JS after each step (each live hypothesis' parent row). With maps, each step's rows are kept
 // and the chosen hypothesis' rows (the row that produced each of its tokens) are gathered into its [T,T] / [T,S]
 // maps at the end (per-hypothesis maps, as the pipeline returns them).
-export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions, { beam, alpha }) {
+export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer, maps, sessionOptions,
+  { beam, alpha, candidatesPerBeam = 1 }) {
   const meta = JSON.parse(readFileSync(path.join(outDir, `${path.basename(bundleDir)}.json`), 'utf8'));
   const variant = maps ? 'maps' : 'nomaps';
   const enc = await ort.InferenceSession.create(readGraph(outDir, `${meta.name}.encoder.${variant}.onnx`), sessionOptions);
@@ -131,6 +132,7 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
   const maxPositions = 256;
   const f32 = Math.fround;
   const lp = (length) => ((5 + length) / 6) ** alpha; // GNMT length penalty
+  const pool = beam * candidatesPerBeam; // finished hypotheses collected before the choice
 
   // rows `sel` of a [N, ...] float32 tensor
   const gather = (tensor, sel) => {
@@ -204,13 +206,13 @@ export async function createOrtBeamTranslator(ort, outDir, bundleDir, tokenizer,
         const hyp = { tokens: [...h.tokens, w], rows: [...h.rows, i], score: topV[j], parent: i };
         if (w === EOS || last) {
           finished.push(hyp);
-          if (finished.length === beam) break;
+          if (finished.length === pool) break;
         } else {
           next.push(hyp);
           if (next.length === beam) break;
         }
       }
-      if (finished.length >= beam || last || next.length === 0) break;
+      if (finished.length >= pool || last || next.length === 0) break;
       // The engine's early stop (src/decode/search.h), so that both sides run the same steps: stop once no live
       // hypothesis can still be chosen (its score only falls; its value is at most score / the largest lp ahead).
       if (finished.length > 0) {
