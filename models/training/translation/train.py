@@ -86,6 +86,12 @@ def parse_args(argv=None):
     p.add_argument("--align-weight", type=float, default=0.3, help="weight of the alignment loss")
     p.add_argument("--align-layer", type=int, default=-2, help="decoder layer of the alignment head (python index)")
     p.add_argument("--align-head", type=int, default=0, help="cross-attention head supervised by the labels")
+    p.add_argument("--omission-contrast", type=float, default=0.0,
+                   help="weight of the omission contrast (contrast.py): the reference must beat itself with a "
+                        "content word or a run of words left out by --omission-margin nats (0 = off)")
+    p.add_argument("--omission-margin", type=float, default=1.0, help="margin of the omission contrast, in nats")
+    p.add_argument("--contrast-repeat-share", type=float, default=0.0,
+                   help="share of the contrast's negatives that repeat a content word instead of leaving one out")
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda); checkpoints are always saved on cpu")
     p.add_argument("--bf16", action="store_true", help="cuda: matrix products in bfloat16 autocast (weights and "
                    "optimiser stay float32)")
@@ -288,7 +294,9 @@ def main():
         print(f"time budget: {budget / 60:.1f} min", flush=True)
     train_src, train_tgt = enc["train"]
     from augment import NumberSwapper, drop_final_punct, final_punct_ids, load_pieces
-    final_punct = final_punct_ids(load_pieces(prefix))
+    from contrast import contrast_loss, loss_and_sequence_log_probs, negative
+    pieces = load_pieces(prefix)
+    final_punct = final_punct_ids(pieces)
     swap_numbers = NumberSwapper(prefix, cli, seed=args.seed) if args.swap_numbers > 0 else None
     stop = False
     while state["epoch"] < args.epochs and not stop:
@@ -321,19 +329,34 @@ def main():
             if swap_numbers is not None:
                 rows_src, rows_tgt, rows_links = swap_numbers(
                     rows_src, rows_tgt, rows_links, args.swap_numbers, random.Random(f"numbers-{args.seed}-{epoch}-{bi}"))
-            s = pad_batch(rows_src, suffix=EOS).to(device)
-            ti = pad_batch(rows_tgt, prefix=BOS).to(device)
-            to = pad_batch(rows_tgt, suffix=EOS).to(device)
+            n_rows = len(rows_tgt)
+            negatives = []  # (row, negative target): decoded in the same batch, after the references
+            if args.omission_contrast > 0:
+                neg_rng = random.Random(f"contrast-{args.seed}-{epoch}-{bi}")
+                negatives = [(r, n) for r, n in ((r, negative(t, pieces, neg_rng, args.contrast_repeat_share))
+                                                 for r, t in enumerate(rows_tgt)) if n is not None]
+            all_src = rows_src + [rows_src[r] for r, _ in negatives]
+            all_tgt = rows_tgt + [n for _, n in negatives]
+            s = pad_batch(all_src, suffix=EOS).to(device)
+            ti = pad_batch(all_tgt, prefix=BOS).to(device)
+            to_all = pad_batch(all_tgt, suffix=EOS).to(device)
+            to = to_all[:n_rows]
             for g in opt.param_groups:
                 g["lr"] = lr_at(args, state["global_step"] + 1, state["lr_scale"])
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
-                logits, attns = model(s, ti)
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), to.reshape(-1), ignore_index=PAD,
-                                   label_smoothing=args.label_smoothing)
+                logits_all, attns = model(s, ti)
+            if negatives:  # one log-softmax for the references' loss and every row's sequence log-probability
+                loss, lp = loss_and_sequence_log_probs(logits_all, to_all, n_rows, PAD, args.label_smoothing)
+            else:
+                loss = F.cross_entropy(logits_all.float().reshape(-1, logits_all.shape[-1]), to.reshape(-1),
+                                       ignore_index=PAD, label_smoothing=args.label_smoothing)
             if align_labels is not None:
                 from align_labels import alignment_loss
-                a_loss = alignment_loss(attns["cross"][args.align_layer][:, args.align_head].float(), rows_links)
+                a_loss = alignment_loss(attns["cross"][args.align_layer][:n_rows, args.align_head].float(), rows_links)
                 loss = loss + args.align_weight * a_loss
+            if negatives:
+                c_loss, c_share = contrast_loss(lp[[r for r, _ in negatives]], lp[n_rows:], args.omission_margin)
+                loss = loss + args.omission_contrast * c_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if args.clip > 0:
@@ -346,6 +369,8 @@ def main():
             state["step_in_epoch"] = bi + 1
             if bi % 50 == 0:
                 extra = f" align {float(a_loss):.3f}" if align_labels is not None else ""
+                if negatives:
+                    extra += f" contrast {float(c_loss):.3f} (below margin {c_share:.2f})"
                 print(f"epoch {epoch + 1} batch {bi}/{len(batches)} loss {float(loss):.3f}{extra} "
                       f"lr {opt.param_groups[0]['lr']:.2e} {time.time() - t_epoch:.0f}s", flush=True)
         state["train_seconds"] += time.time() - t_epoch
