@@ -113,8 +113,8 @@ export async function createOrtTranslator(ort, outDir, bundleDir, tokenizer, map
 // Beam search exactly as models/training/translation/decoding.py specifies it (what the engine implements):
 // candidates cand[i,w] = score_i + logp (float32 sums), walked by descending value, ties by ascending flat index
 // i·V + w; </s> (or anything at the last step) goes to `finished` (up to c·k, c = candidates_per_beam), the rest to
-// the next beam (up to k); the choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties to the earliest (the search
-// stops as soon as that choice is made, as the engine's does). The KV cache
+// the next beam (up to k); the choice: the finished hypothesis with the highest score / ((5 + L) / 6)^alpha, ties
+// to the earliest (the search stops as soon as that choice is made, as the engine's does). The KV cache
 // rows are gathered in JS after each step (each live hypothesis' parent row). With maps, each step's rows are kept
 // and the chosen hypothesis' rows (the row that produced each of its tokens) are gathered into its [T,T] / [T,S]
 // maps at the end (per-hypothesis maps, as the pipeline returns them).

@@ -101,16 +101,11 @@ def negative(row, pieces, rng, repeat_share=0.0):
     return omission_negative(row, pieces, rng)
 
 
-def sequence_log_probs(logits, target, pad):
-    """Sum over each row of log p(target piece); logits (B, T, V), target (B, T) with `pad` where there is none."""
-    lp = F.log_softmax(logits.float(), dim=-1).gather(-1, target.unsqueeze(-1)).squeeze(-1)
-    return (lp * (target != pad)).sum(-1)
-
-
 def loss_and_sequence_log_probs(logits, target, n_rows, pad, label_smoothing):
     """One log-softmax for both terms of a batch whose first `n_rows` rows are the references and the rest their
     negatives: the label-smoothed cross-entropy of the references (equal to F.cross_entropy(..., ignore_index=pad,
-    label_smoothing=...) on those rows) and every row's sequence log-probability (sequence_log_probs)."""
+    label_smoothing=...) on those rows) and every row's sequence log-probability: the sum of log p(target piece)
+    over its pieces that are not `pad`."""
     logp = F.log_softmax(logits.float(), dim=-1)  # (B, T, V)
     token = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
     keep = target != pad

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from contrast import (contrast_loss, loss_and_sequence_log_probs, negative, omission_negative,  # noqa: E402
-                      repetition_negative, sequence_log_probs, words)
+                      repetition_negative, words)
 
 
 def main():
@@ -46,11 +46,11 @@ def main():
     logits = torch.zeros(2, 3, 5)
     logits[:, :, 1] = 5.0
     tgt = torch.tensor([[1, 1, 0], [1, 0, 0]])
-    lp = sequence_log_probs(logits, tgt, pad=0)
+    _, lp = loss_and_sequence_log_probs(logits, tgt, 2, pad=0, label_smoothing=0.0)
     assert lp[1] > lp[0] > -1.0  # one piece fewer: higher log-probability
     loss, share = contrast_loss(lp[:1], lp[1:], margin=1.0)
     assert float(loss) > 1.0 and share == 1.0
-    torch.manual_seed(0)  # the shared log-softmax equals cross_entropy + sequence_log_probs
+    torch.manual_seed(0)  # the shared log-softmax equals cross_entropy and the per-row sums
     logits = torch.randn(5, 4, 7)
     tgt = torch.randint(1, 7, (5, 4))
     tgt[1, 2:] = 0
@@ -58,7 +58,8 @@ def main():
     ce, lp = loss_and_sequence_log_probs(logits, tgt, 3, pad=0, label_smoothing=0.1)
     ref = F.cross_entropy(logits[:3].reshape(-1, 7), tgt[:3].reshape(-1), ignore_index=0, label_smoothing=0.1)
     assert abs(float(ce - ref)) < 1e-6, (float(ce), float(ref))
-    assert torch.allclose(lp, sequence_log_probs(logits, tgt, pad=0))
+    token = F.log_softmax(logits, dim=-1).gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(lp, (token * (tgt != 0)).sum(-1))
     print("test_contrast.py: ok")
 
 
