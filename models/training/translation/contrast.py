@@ -13,7 +13,12 @@ longer is better, and it then repeats words.
 
 train.py --omission-contrast W adds W times this loss (negatives decoded in the same forward as the references, so
 a batch costs about twice as much).
+
+train.py --token-unlikelihood W adds the token-level counterpart (unlikelihood_targets, unlikelihood_loss): single
+steps of the reference at which a skip or a stutter would begin are pushed down, from the same logits as the
+cross-entropy (no extra forward).
 """
+import torch
 import torch.nn.functional as F
 
 _SEP = "\u2581"  # the BPE's word-start mark
@@ -117,3 +122,36 @@ def contrast_loss(lp_pos, lp_neg, margin):
     """Mean hinge on the log-probability gap; also the share of rows whose gap is below the margin."""
     gap = lp_pos - lp_neg
     return F.relu(margin - gap).mean(), float((gap < margin).float().mean())
+
+
+def unlikelihood_targets(row, pieces):
+    """Token-level version of the two failures (after Welleck et al. 2019, "Neural Text Generation with Unlikelihood
+    Training"), as (position, piece) pairs of one reference row (its pieces then EOS, as the decoder predicts them):
+      skip:   where a content word starts, the first piece of the word after it (or EOS): the step that drops it;
+      repeat: where the word after a content word starts, that content word's first piece again: the step that
+              stutters.
+    A piece None stands for EOS. Pairs whose piece is the reference's own piece at that position are left out."""
+    spans = words(row, pieces)
+    out = []
+    for k, (a, b) in enumerate(spans):
+        if not pieces[row[a]].startswith(_SEP) or not is_content("".join(pieces[p] for p in row[a:b]).replace(_SEP, "")):
+            continue
+        nxt = spans[k + 1][0] if k + 1 < len(spans) else len(row)  # len(row): the EOS position
+        skip = row[nxt] if nxt < len(row) else None  # None: EOS
+        if skip != row[a]:
+            out.append((a, skip))
+        if nxt == len(row) or row[nxt] != row[a]:
+            out.append((nxt, row[a]))
+    return out
+
+
+def unlikelihood_loss(logits, targets, eos):
+    """Mean of -log(1 - p(piece)) over the (row, position, piece) triples (a piece None stands for EOS); 0 without
+    any. Only the selected positions are normalised."""
+    if not targets:
+        return logits.new_zeros(())
+    r = logits.new_tensor([t[0] for t in targets], dtype=torch.long)
+    p = logits.new_tensor([t[1] for t in targets], dtype=torch.long)
+    piece = logits.new_tensor([eos if t[2] is None else t[2] for t in targets], dtype=torch.long)
+    prob = F.softmax(logits[r, p].float(), dim=-1).gather(-1, piece.unsqueeze(-1)).squeeze(-1)
+    return -torch.log((1.0 - prob).clamp_min(1e-6)).mean()

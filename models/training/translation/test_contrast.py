@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from contrast import (contrast_loss, loss_and_sequence_log_probs, negative, omission_negative,  # noqa: E402
-                      repetition_negative, words)
+                      repetition_negative, unlikelihood_loss, unlikelihood_targets, words)
 
 
 def main():
@@ -60,6 +60,17 @@ def main():
     assert abs(float(ce - ref)) < 1e-6, (float(ce), float(ref))
     token = F.log_softmax(logits, dim=-1).gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
     assert torch.allclose(lp, (token * (tgt != 0)).sum(-1))
+    # token-level unlikelihood: where "dog" starts, not "run" (the skip); where "runs" starts, not "dog" again
+    assert unlikelihood_targets(row, pieces) == [(1, 6), (2, 5), (2, 8), (4, 6), (6, 11), (7, 10)]
+    assert unlikelihood_targets([4, 5], pieces) == [(1, None), (2, 5)]  # "The dog": skipping "dog" is EOS
+    assert unlikelihood_targets([5, 5, 11], pieces) == [(1, 11), (2, 5)]  # "dog dog .": no pair equals the reference
+    logits = torch.zeros(1, 3, 4)
+    logits[0, 1, 2] = 3.0  # p(piece 2 at position 1) = e^3 / (e^3 + 3)
+    p2 = 1.0 / (1.0 + 3.0 * float(torch.exp(torch.tensor(-3.0))))
+    ul = unlikelihood_loss(logits, [(0, 1, 2), (0, 0, None)], eos=3)  # position 0 is uniform: p(EOS) = 1/4
+    want = (-torch.log(torch.tensor(1.0 - p2)) - torch.log(torch.tensor(0.75))) / 2
+    assert abs(float(ul) - float(want)) < 1e-5, (float(ul), float(want))
+    assert float(unlikelihood_loss(logits, [], eos=3)) == 0.0
     print("test_contrast.py: ok")
 
 

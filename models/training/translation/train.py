@@ -90,6 +90,9 @@ def parse_args(argv=None):
                    help="weight of the omission contrast (contrast.py): the reference must beat itself with a "
                         "content word or a run of words left out by --omission-margin nats (0 = off)")
     p.add_argument("--omission-margin", type=float, default=1.0, help="margin of the omission contrast, in nats")
+    p.add_argument("--token-unlikelihood", type=float, default=0.0,
+                   help="weight of the token-level unlikelihood (contrast.py): where a content word starts, the "
+                        "next word's first piece (a skip) and, after it, the word again (a stutter) are pushed down")
     p.add_argument("--contrast-repeat-share", type=float, default=0.0,
                    help="share of the contrast's negatives that repeat a content word instead of leaving one out")
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda); checkpoints are always saved on cpu")
@@ -294,7 +297,7 @@ def main():
         print(f"time budget: {budget / 60:.1f} min", flush=True)
     train_src, train_tgt = enc["train"]
     from augment import NumberSwapper, drop_final_punct, final_punct_ids, load_pieces
-    from contrast import contrast_loss, loss_and_sequence_log_probs, negative
+    from contrast import contrast_loss, loss_and_sequence_log_probs, negative, unlikelihood_loss, unlikelihood_targets
     pieces = load_pieces(prefix)
     final_punct = final_punct_ids(pieces)
     swap_numbers = NumberSwapper(prefix, cli, seed=args.seed) if args.swap_numbers > 0 else None
@@ -357,6 +360,10 @@ def main():
             if negatives:
                 c_loss, c_share = contrast_loss(lp[[r for r, _ in negatives]], lp[n_rows:], args.omission_margin)
                 loss = loss + args.omission_contrast * c_loss
+            if args.token_unlikelihood > 0:
+                u_loss = unlikelihood_loss(logits_all, [(r, t, piece) for r, row in enumerate(rows_tgt)
+                                                        for t, piece in unlikelihood_targets(row, pieces)], EOS)
+                loss = loss + args.token_unlikelihood * u_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if args.clip > 0:
@@ -371,6 +378,8 @@ def main():
                 extra = f" align {float(a_loss):.3f}" if align_labels is not None else ""
                 if negatives:
                     extra += f" contrast {float(c_loss):.3f} (below margin {c_share:.2f})"
+                if args.token_unlikelihood > 0:
+                    extra += f" unlikelihood {float(u_loss):.3f}"
                 print(f"epoch {epoch + 1} batch {bi}/{len(batches)} loss {float(loss):.3f}{extra} "
                       f"lr {opt.param_groups[0]['lr']:.2e} {time.time() - t_epoch:.0f}s", flush=True)
         state["train_seconds"] += time.time() - t_epoch
