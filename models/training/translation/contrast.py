@@ -55,12 +55,17 @@ def is_content(text):
     return (len(text) >= 3 and any(ch.isalpha() for ch in text) and text.lower() not in STOP_WORDS) or text.isdigit()
 
 
+def _content_words(row, pieces, spans, word_initial=False):
+    """Indices of the word `spans` of `row` that are content words (`word_initial`: only those starting with a ▁ piece)."""
+    return [k for k, (a, b) in enumerate(spans) if (pieces[row[a]].startswith(_SEP) or not word_initial)
+            and is_content("".join(pieces[p] for p in row[a:b]).replace(_SEP, ""))]
+
+
 def _pick(row, pieces, rng, word_initial=False):
     """The word spans of `row`, a random content word k among them (None when there is none; `word_initial`: only
     words that start with a ▁ piece) and the last word before the final punctuation (>= k)."""
     spans = words(row, pieces)
-    content = [k for k, (a, b) in enumerate(spans) if (pieces[row[a]].startswith(_SEP) or not word_initial)
-               and is_content("".join(pieces[p] for p in row[a:b]).replace(_SEP, ""))]
+    content = _content_words(row, pieces, spans, word_initial)
     if not content:
         return spans, None, None
     k = rng.choice(content)
@@ -133,9 +138,8 @@ def unlikelihood_targets(row, pieces):
     A piece None stands for EOS. Pairs whose piece is the reference's own piece at that position are left out."""
     spans = words(row, pieces)
     out = []
-    for k, (a, b) in enumerate(spans):
-        if not pieces[row[a]].startswith(_SEP) or not is_content("".join(pieces[p] for p in row[a:b]).replace(_SEP, "")):
-            continue
+    for k in _content_words(row, pieces, spans, word_initial=True):
+        a = spans[k][0]
         nxt = spans[k + 1][0] if k + 1 < len(spans) else len(row)  # len(row): the EOS position
         skip = row[nxt] if nxt < len(row) else None  # None: EOS
         if skip != row[a]:
@@ -150,8 +154,6 @@ def unlikelihood_loss(logits, targets, eos):
     any. Only the selected positions are normalised."""
     if not targets:
         return logits.new_zeros(())
-    r = logits.new_tensor([t[0] for t in targets], dtype=torch.long)
-    p = logits.new_tensor([t[1] for t in targets], dtype=torch.long)
-    piece = logits.new_tensor([eos if t[2] is None else t[2] for t in targets], dtype=torch.long)
-    prob = F.softmax(logits[r, p].float(), dim=-1).gather(-1, piece.unsqueeze(-1)).squeeze(-1)
+    t = torch.tensor([(r, p, eos if piece is None else piece) for r, p, piece in targets], device=logits.device)
+    prob = F.softmax(logits[t[:, 0], t[:, 1]].float(), dim=-1).gather(-1, t[:, 2:]).squeeze(-1)  # (n,)
     return -torch.log((1.0 - prob).clamp_min(1e-6)).mean()
