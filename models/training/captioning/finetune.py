@@ -373,6 +373,65 @@ def contrast_loss(logits, logits_neg, targets, mask, margin):
     return (F.relu(margin - gap) * m).sum() / n, float(((gap >= margin).float() * m).sum() / n)
 
 
+IRREGULAR = {"men": "man", "women": "woman", "children": "child", "feet": "foot", "teeth": "tooth",
+             "mice": "mouse", "geese": "goose"}
+
+
+def box_word(w):
+    """A caption token or a box file's word as the two are matched: lowercased, irregular plurals to the singular,
+    then a plural "s" dropped as ../shared/ground/score.py does (words longer than 3 letters)."""
+    w = IRREGULAR.get(w.lower(), w.lower())
+    return w[:-1] if len(w) > 3 and w.endswith("s") else w
+
+
+def box_cover(boxes, grid, n=8):
+    """float [grid*grid]: the share of each grid cell (row-major, y*grid + x) covered by the union of boxes
+    ([x0, y0, x1, y1] in tenths of the image), on n x n sample points per cell -- the cell weights of score.py's
+    mass."""
+    t = (torch.arange(grid * n, dtype=torch.float32) + 0.5) * (10.0 / (grid * n))  # sample coordinates, 0..10
+    inside = torch.zeros(grid * n, grid * n, dtype=torch.bool)  # [y, x]
+    for x0, y0, x1, y1 in boxes:
+        inside |= ((t >= y0) & (t <= y1))[:, None] & ((t >= x0) & (t <= x1))[None, :]
+    return inside.float().view(grid, n, grid, n).mean(dim=(1, 3)).flatten()
+
+
+def box_targets(records, names, cap_ids, itos, grid):
+    """The hand-drawn boxes of training photos (ground_train/train.jsonl) as attention targets. Returns
+    {photo index: (cover [5, T-1, L], mask [5, T-1])}: for every target token of the photo's captions whose word
+    (box_word) names a boxed object, that object's cell coverage; other tokens are masked out."""
+    where = {n: i for i, n in enumerate(names)}
+    out = {}
+    for rec in records:
+        if rec["image"] not in where:
+            continue
+        i = where[rec["image"]]
+        objs = {}
+        for o in rec["objects"]:
+            objs.setdefault(box_word(o["word"]), []).extend(o["boxes"])
+        covers = {w: box_cover(b, grid) for w, b in objs.items() if b}
+        ids = cap_ids[i][:, 1:]  # targets [5, T-1]
+        cover = torch.zeros(ids.shape[0], ids.shape[1], grid * grid)
+        mask = torch.zeros(ids.shape, dtype=torch.bool)
+        for r in range(ids.shape[0]):
+            for t in range(ids.shape[1]):
+                w = box_word(itos[int(ids[r, t])])
+                if int(ids[r, t]) >= len(sat.SPECIALS) and w in covers:
+                    cover[r, t], mask[r, t] = covers[w], True
+        if bool(mask.any()):
+            out[i] = (cover, mask)
+    return out
+
+
+def box_loss(alphas, cover, mask):
+    """Mean over the masked tokens of -log(sum_i alpha_t,i * cover_i): the attention mass on the boxes of the thing
+    the word names (score.py's mass), pushed towards 1. alphas [N, T, L], cover [N, T, L], mask [N, T] bool.
+    Returns (loss, mean mass over the masked tokens)."""
+    mass = (alphas * cover).sum(-1)
+    m = mask.float()
+    n = m.sum().clamp(min=1.0)
+    return -(torch.log(mass + 1e-6) * m).sum() / n, float((mass * m).sum() / n)
+
+
 def evaluate(model, dev_src, dev_refs, gold, gold_idx, stoi, itos, args, dev_names):
     model.eval()
     dev = next(model.parameters()).device
@@ -450,6 +509,11 @@ def main():
                     help="weight of the image-contrast loss (contrast_loss; needs --context output): each content "
                          "word must be likelier given its own photo than given the batch's next photo")
     ap.add_argument("--contrast-margin", type=float, default=1.0, help="its margin in nats")
+    ap.add_argument("--box-file", default=None,
+                    help="hand-drawn boxes on training photos (ground_train/train.jsonl) for --box-sup")
+    ap.add_argument("--box-sup", type=float, default=0.0,
+                    help="weight of the box loss: -log of the attention mass on the boxes of each boxed word")
+    ap.add_argument("--box-batch", type=int, default=8, help="boxed photos added to every batch (--box-sup)")
     ap.add_argument("--checkpoint-minutes", type=float, default=0.0,
                     help="M > 0: also write RUN/last.pt every M minutes inside an epoch (--resume continues there)")
     ap.add_argument("--stop-after-steps", type=int, default=0,
@@ -472,6 +536,8 @@ def main():
         raise SystemExit("--context output keeps the image out of the LSTM: it needs --init-state const")
     if args.contrast > 0 and args.context != "output":
         raise SystemExit("--contrast scores words against another photo with the same LSTM state: --context output")
+    if args.box_sup > 0 and (not args.box_file or args.contrast > 0):
+        raise SystemExit("--box-sup needs --box-file and no --contrast")
     if args.cache_below and (args.train_from < args.cache_below or args.flip):
         raise SystemExit("--cache-below %d needs --train-from >= %d and no --flip" % (args.cache_below, args.cache_below))
     torch.set_num_threads(args.threads)
@@ -510,6 +576,14 @@ def main():
         for i, ids in enumerate(cap_ids):
             photo_words[i, ids.flatten()] = True
         photo_words = photo_words.to(dev)
+    if args.box_sup > 0:
+        recs = [json.loads(ln) for ln in open(args.box_file, encoding="utf-8") if ln.strip()]
+        box_t = box_targets(recs, tr_names, cap_ids, itos, model.grid)
+        boxed = sorted(box_t)
+        if not boxed:
+            raise SystemExit("--box-file %s: no boxed word of a training photo's captions" % args.box_file)
+        print("boxes: %d of %d photos in the training split, %d boxed caption tokens" % (
+            len(boxed), len(recs), sum(int(m.sum()) for _, m in box_t.values())), flush=True)
     tr_src, dv_src = tr_u8, dv_u8
     if args.cache_below:
         cache = os.path.join(args.out, "cache_%d_%d.pt" % (args.cache_below, args.input_size))
@@ -580,7 +654,7 @@ def main():
         order = list(range(len(tr_names)))
         rng.shuffle(order)
         sums = state.get("sums") if state["batch_pos"] else None
-        ce_sum, n_sum, con_sum, met_sum = sums if sums else (0.0, 0.0, 0.0, 0.0)
+        ce_sum, n_sum, con_sum, met_sum = sums if sums else (0.0, 0.0, 0.0, 0.0)  # met_sum: box mass with --box-sup
         te = time.time() - (state.get("epoch_elapsed", 0.0) if state["batch_pos"] else 0.0)
         for s in range(state["batch_pos"], len(order), args.batch_images):
             b = order[s:s + args.batch_images]
@@ -600,6 +674,13 @@ def main():
             elif pixel_occlusion:
                 x = occlude_pixels(model, x, tr_u8[idx], model.grid, args.occlude, args.occlude_max, occ_gen,
                                    args.input_size)
+            n_plain = len(b)
+            if args.box_sup > 0:  # boxed photos appended, drawn per step (so a resumed run draws the same), unoccluded
+                extra = random.Random(args.seed * 7919 + state["step"]).sample(boxed, min(args.box_batch, len(boxed)))
+                x = torch.cat([x, model_input(model, tr_src, torch.tensor(extra, device=tr_src.device),
+                                              args.input_size)])
+                b = b + extra
+                idx = torch.tensor(b, device=dev)
             T = max(cap_ids[i].shape[1] for i in b)
             cap = torch.cat([F.pad(cap_ids[i], (0, T - cap_ids[i].shape[1])) for i in b]).to(dev)  # [5B, T]
             reps = torch.tensor([cap_ids[i].shape[0] for i in b], device=dev)
@@ -621,6 +702,16 @@ def main():
                 loss = loss + args.contrast * con
                 con_sum += float(con)
                 met_sum += met
+            if args.box_sup > 0:
+                first = int(reps[:n_plain].sum())  # the boxed photos' caption rows come last
+                rows = [box_t[i] for i in b[n_plain:]]
+                Tm = cap.shape[1] - 1
+                cover = torch.cat([F.pad(c, (0, 0, 0, Tm - c.shape[1])) for c, _ in rows]).to(dev)
+                bmask = torch.cat([F.pad(m, (0, Tm - m.shape[1])) for _, m in rows]).to(dev)
+                bl, bmass = box_loss(alphas[first:], cover, bmask)
+                loss = loss + args.box_sup * bl
+                con_sum += float(bl)
+                met_sum += bmass
             if args.entropy > 0:
                 mask = (cap[:, 1:] != PAD).float()
                 ent = -(alphas * torch.log(alphas + 1e-9)).sum(2)
@@ -636,7 +727,8 @@ def main():
                 print("  step %d/%d, ce %.3f%s, %.1f s per step" % (
                     n_sum, per_epoch, ce_sum / n_sum,
                     ", contrast %.3f (margin met %.1f%%)" % (con_sum / n_sum, 100 * met_sum / n_sum)
-                    if args.contrast > 0 else "", (time.time() - te) / n_sum), flush=True)
+                    if args.contrast > 0 else ", box loss %.3f (mass %.1f%%)" % (con_sum / n_sum, 100 * met_sum / n_sum)
+                    if args.box_sup > 0 else "", (time.time() - te) / n_sum), flush=True)
             stop = state["step"] == args.stop_after_steps
             if stop or (args.checkpoint_minutes > 0 and time.time() - t_ck >= args.checkpoint_minutes * 60):
                 state.update(batch_pos=s + args.batch_images, sums=(ce_sum, n_sum, con_sum, met_sum),
@@ -655,6 +747,8 @@ def main():
         ev.update(epoch=state["epoch"], train_ce=ce_sum / max(n_sum, 1), epoch_seconds=time.time() - te)
         if args.contrast > 0:
             ev.update(train_contrast=con_sum / max(n_sum, 1), train_margin_met=100 * met_sum / max(n_sum, 1))
+        if args.box_sup > 0:
+            ev.update(train_box_loss=con_sum / max(n_sum, 1), train_box_mass=100 * met_sum / max(n_sum, 1))
         state["history"].append(ev)
         print(json.dumps(ev), flush=True)
         weights = {k: (v.half() if v.is_floating_point() else v).cpu() for k, v in model.state_dict().items()}

@@ -17,25 +17,10 @@ DATA=${DATA:-$(dirname "$RUN")/flickr8k-data}
 mkdir -p "$RUN"
 exec >> "$RUN/train.log" 2>&1
 echo "=== $(date -u '+%Y-%m-%d %H:%M:%S UTC') run_contrast.sh from $REPO ($(git -C "$REPO" rev-parse --short HEAD))"
-if [ ! -f "$DATA/.complete" ]; then
-    mkdir -p "$DATA"
-    tar xf "$SHARED/data/flickr8k/flickr8k_images_160.tar" -C "$DATA"
-    for f in Flickr8k.token.txt Flickr_8k.trainImages.txt Flickr_8k.devImages.txt Flickr_8k.testImages.txt; do
-        ln -sf "$SHARED/data/flickr8k/$f" "$DATA/$f"
-    done
-    touch "$DATA/.complete"
-fi
-# the warm start: a copy of the shipped bundles, so that the trunk cache's key (the path) stays the same
-if [ ! -f "$RUN/init/.complete" ]; then
-    mkdir -p "$RUN/init"
-    cp -r "$REPO/models/flickr8k-mobilenet" "$REPO/models/flickr8k-mobilenet-encoder" "$RUN/init/"
-    touch "$RUN/init/.complete"
-fi
-# glibc would hand every large tensor its own mmap and zero fresh pages on each allocation (measured: half the CPU
-# time in the kernel, MobileNetV2's trunk at 352² 10x slower); keep freed memory in the heap instead
-export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=536870912
+INIT=$RUN/init
+. "$HERE/run_setup.sh"  # photos into DATA, the warm start into INIT, the allocator
 exec nice -n 10 flock /tmp/attnlens-train.lock /usr/bin/python3 "$HERE/finetune.py" --data "$DATA" \
-    --ground-dir "$SHARED/ground" --out "$RUN" --init-bundle "$RUN/init/flickr8k-mobilenet" \
+    --ground-dir "$SHARED/ground" --out "$RUN" --init-bundle "$INIT/flickr8k-mobilenet" \
     --context output --input-size 352 --cache-below 14 --train-from 14 --cell-position --init-state const \
     --score-smooth 3 --entropy 0.02 --occlude 0.5 --occlude-max 0.5 --occlude-pixels \
     --contrast 0.5 --contrast-margin 1.0 \

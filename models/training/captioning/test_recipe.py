@@ -445,6 +445,61 @@ def check_contrast_pieces():
     loss, met = finetune.contrast_loss(own, other, torch.tensor([[0, 1]]), torch.tensor([[True, False]]), 0.3)
     assert float(loss) == 0.0 and met == 1.0, (float(loss), met)
 
+
+def check_box_pieces():
+    """finetune.py's box supervision: box_cover gives score.py's cell weights (the share of each cell under the
+    union of boxes), box_word matches caption tokens and box words (plurals, irregular plurals), box_targets puts a
+    word's coverage on the target tokens that name it, and box_loss is -log of the attention mass there."""
+    import finetune
+    assert finetune.box_cover([[0, 0, 10, 10]], 3).tolist() == [1.0] * 9
+    assert finetune.box_cover([[0, 0, 5, 5]], 2).tolist() == [1.0, 0.0, 0.0, 0.0]
+    half = finetune.box_cover([[0, 0, 2.5, 10]], 2)  # the left half of the left column
+    assert half.tolist() == [0.5, 0.0, 0.5, 0.0], half
+    two = finetune.box_cover([[0, 0, 5, 5], [0, 0, 5, 10]], 2)  # overlapping boxes count once
+    assert two.tolist() == [1.0, 0.0, 1.0, 0.0], two
+    assert [finetune.box_word(w) for w in ("Dogs", "men", "children", "grass", "bus")] == \
+        ["dog", "man", "child", "gras", "bus"]
+    itos = sat.SPECIALS + ["a", "dog", "dogs", "runs", "men"]  # ids 4 .. 8
+    caps = [torch.tensor([[sat.START, 4, 5, 7, sat.END, sat.PAD], [sat.START, 8, 7, 4, 6, sat.END]])]
+    recs = [{"image": "p.jpg", "objects": [{"word": "dog", "kind": "thing", "boxes": [[0, 0, 5, 5]]},
+                                           {"word": "man", "kind": "thing", "boxes": [[5, 5, 10, 10]]}]},
+            {"image": "not-in-training.jpg", "objects": [{"word": "dog", "kind": "thing", "boxes": [[0, 0, 1, 1]]}]}]
+    t = finetune.box_targets(recs, ["p.jpg"], caps, itos, 2)
+    assert list(t) == [0]
+    cover, mask = t[0]
+    assert mask.tolist() == [[False, True, False, False, False], [True, False, False, True, False]], mask
+    assert cover[0, 1].tolist() == [1.0, 0.0, 0.0, 0.0] and cover[1, 0].tolist() == [0.0, 0.0, 0.0, 1.0]
+    assert cover[1, 3].tolist() == [1.0, 0.0, 0.0, 0.0] and float(cover[0, 0].sum()) == 0.0
+    alphas = torch.tensor([[[0.5, 0.25, 0.25, 0.0], [0.1, 0.2, 0.3, 0.4]]])
+    loss, mass = finetune.box_loss(alphas, torch.tensor([[[1.0, 0, 0, 0], [0, 0, 0, 1.0]]]),
+                                   torch.tensor([[True, False]]))
+    assert abs(float(loss) + math.log(0.5 + 1e-6)) < 1e-6 and abs(mass - 0.5) < 1e-6, (float(loss), mass)
+    loss, mass = finetune.box_loss(alphas, torch.tensor([[[1.0, 0, 0, 0], [0, 0, 0, 1.0]]]),
+                                   torch.tensor([[True, True]]))
+    assert abs(float(loss) + (math.log(0.5 + 1e-6) + math.log(0.4 + 1e-6)) / 2) < 1e-6 and abs(mass - 0.45) < 1e-6
+
+
+def check_train_boxes_file():
+    """ground_train/train.jsonl: 320 photos, well-formed boxes and kinds, one entry per word a photo; with ../shared
+    present, the photos and captions are draw.py's (the seeded sample of the training split, in the drawn order)."""
+    import json
+    recs = [json.loads(ln) for ln in open(os.path.join(HERE, "ground_train", "train.jsonl"), encoding="utf-8")]
+    assert len(recs) == 320
+    for r in recs:
+        assert len(r["captions"]) == 5 and r["objects"] is not None
+        words = [o["word"] for o in r["objects"]]
+        assert len(words) == len(set(words)) and all(w == w.lower() for w in words), r["image"]
+        for o in r["objects"]:
+            assert o["kind"] in ("thing", "stuff") and 1 <= len(o["boxes"]) <= 6, (r["image"], o)
+            assert all(0 <= b[0] < b[2] <= 10 and 0 <= b[1] < b[3] <= 10 for b in o["boxes"]), (r["image"], o)
+    import importlib.util  # by path: ground_test has a draw.py of its own
+    spec = importlib.util.spec_from_file_location("ground_train_draw", os.path.join(HERE, "ground_train", "draw.py"))
+    draw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(draw)
+    if os.path.exists(os.path.join(draw.SHARED, "data", "flickr8k", "Flickr8k.token.txt")):
+        drawn = draw.drawn()
+        assert [(d["image"], d["captions"]) for d in drawn] == [(r["image"], r["captions"]) for r in recs]
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     for name, fn in list(globals().items()):
