@@ -480,11 +480,11 @@ def check_box_pieces():
 
 
 def check_train_boxes_file():
-    """ground_train/train.jsonl: 320 photos, well-formed boxes and kinds, one entry per word a photo; with ../shared
+    """ground_train/train.jsonl: 800 photos, well-formed boxes and kinds, one entry per word a photo; with ../shared
     present, the photos and captions are draw.py's (the seeded sample of the training split, in the drawn order)."""
     import json
     recs = [json.loads(ln) for ln in open(os.path.join(HERE, "ground_train", "train.jsonl"), encoding="utf-8")]
-    assert len(recs) == 320
+    assert len(recs) == 800
     for r in recs:
         assert len(r["captions"]) == 5 and r["objects"] is not None
         words = [o["word"] for o in r["objects"]]
