@@ -1,7 +1,7 @@
 #!/bin/sh
 # The retrain of flickr8k-mobilenet against its language prior (README "Retraining against the language prior"):
-# the shipped recipe continued from the shipped bundles with the image-contrast loss (finetune.py --contrast), as one
-# resumable job.
+# the recipe of the bundle of 2026-11-29 (P352b) continued from that bundle (run_setup.sh) with the image-contrast
+# loss (finetune.py --contrast), as one resumable job.
 # Start it, and resume it after any stop (the same command; it continues from RUN/last.pt, written every 10 minutes):
 #   setsid nohup sh models/training/captioning/run_contrast.sh > /dev/null 2>&1 &
 # Log: RUN/train.log (appended); per-epoch dev figures: RUN/history.json; epoch weights: RUN/epNN.pt.
