@@ -1,7 +1,7 @@
 #!/bin/sh
 # flickr8k-mobilenet continued with box supervision (README "Box supervision on training photos"): the recipe of the
-# bundle of 2026-11-29 (P352b), from that bundle (run_setup.sh), plus finetune.py --box-sup on the hand-drawn boxes of ground_train/train.jsonl
-# (Flickr8k training photos only), as one resumable job.
+# bundle of 2026-11-29 (P352b), from that bundle (run_setup.sh), plus finetune.py --box-sup on the hand-drawn boxes
+# of ground_train/train.jsonl (Flickr8k training photos only), as one resumable job.
 # Start it, and resume it after any stop (the same command; it continues from RUN/last.pt, written every 10 minutes):
 #   setsid nohup sh models/training/captioning/run_boxes.sh > /dev/null 2>&1 &
 # Log: RUN/train.log (appended); per-epoch dev figures: RUN/history.json; epoch weights: RUN/epNN.pt.
