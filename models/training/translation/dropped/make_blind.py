@@ -1,11 +1,13 @@
 """Translate the judged sample of Tatoeba dev with one or more bundles and write what is still to be judged, blind.
 
   /usr/bin/python3 make_blind.py --system NAME=BUNDLE [--system NAME=BUNDLE ...] [--beam 4] [--cli CLI]
+                                [--alpha A] [--coverage-beta B] [--candidates-per-beam C]
 
 The sample (sample.jsonl, written on the first run and kept in the repository) is SAMPLE_SIZE distinct German
 sentences of the Tatoeba dev split of ../general.py, drawn with random.Random(SAMPLE_SEED), each with every English
 reference the split has for it. Each system translates every sample sentence through `attnlens-cli translate` (the
-bundle's own decoding defaults, beam 4 unless told); its outputs go to hypotheses-NAME.jsonl.
+bundle's own decoding defaults, beam 4 unless told; --alpha, --coverage-beta and --candidates-per-beam override them
+for every system of the call); its outputs go to hypotheses-NAME.jsonl.
 
 blind.jsonl then lists, for each sentence, the hypotheses no judgement in judgements.jsonl covers yet (a judgement
 belongs to a sentence and a hypothesis text, not to a system, so a hypothesis two systems share is judged once and a
@@ -70,6 +72,9 @@ def main():
     p.add_argument("--system", action="append", default=[], metavar="NAME=BUNDLE",
                    help="a system to translate the sample with (repeatable); NAME names hypotheses-NAME.jsonl")
     p.add_argument("--beam", type=int, default=4)
+    p.add_argument("--alpha", type=float, help="GNMT length penalty exponent (default: each bundle's)")
+    p.add_argument("--coverage-beta", type=float, help="GNMT coverage penalty weight (default: each bundle's)")
+    p.add_argument("--candidates-per-beam", type=int, help="finished hypotheses per beam (default: each bundle's)")
     p.add_argument("--cli", help="attnlens-cli (default: build/attnlens-cli of the repository)")
     p.add_argument("--seed", type=int, default=1, help="seed of the shuffle of each sentence's hypotheses")
     args = p.parse_args()
@@ -80,7 +85,12 @@ def main():
             name, sep, bundle = spec.partition("=")
             if not sep or not name or not bundle:
                 p.error(f"--system wants NAME=BUNDLE, got {spec!r}")
-            outputs, seconds = run_translate(cli, bundle, [s["source"] for s in sample], ["--beams", args.beam])
+            flags = ["--beams", args.beam]
+            for flag, value in (("--alpha", args.alpha), ("--coverage-beta", args.coverage_beta),
+                                ("--candidates-per-beam", args.candidates_per_beam)):
+                if value is not None:
+                    flags += [flag, value]
+            outputs, seconds = run_translate(cli, bundle, [s["source"] for s in sample], flags)
             write_jsonl(os.path.join(HERE, f"hypotheses-{name}.jsonl"),
                         [{"id": s["id"], "hypothesis": h} for s, h in zip(sample, outputs)])
             print(f"{name}: {len(outputs)} sentences in {seconds:.1f} s", file=sys.stderr)
