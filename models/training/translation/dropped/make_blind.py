@@ -59,6 +59,16 @@ def make_sample():
     return [{"id": n, "source": de, "references": refs[de]} for n, de in enumerate(chosen)]
 
 
+def load_systems():
+    """{NAME: {id: hypothesis}} from every hypotheses-NAME.jsonl beside this script."""
+    systems = {}
+    for f in sorted(os.listdir(HERE)):
+        if f.startswith("hypotheses-") and f.endswith(".jsonl"):
+            systems[f[len("hypotheses-"):-len(".jsonl")]] = {
+                r["id"]: r["hypothesis"] for r in read_jsonl(os.path.join(HERE, f))}
+    return systems
+
+
 def load_sample():
     sample = read_jsonl(SAMPLE_FILE)
     if not sample:
@@ -97,10 +107,10 @@ def main():
 
     judged = {(j["id"], j["hypothesis"]) for j in read_jsonl(JUDGEMENTS_FILE)}
     todo = {}
-    for name in sorted(f for f in os.listdir(HERE) if f.startswith("hypotheses-") and f.endswith(".jsonl")):
-        for row in read_jsonl(os.path.join(HERE, name)):
-            if (row["id"], row["hypothesis"]) not in judged:
-                todo.setdefault(row["id"], set()).add(row["hypothesis"])
+    for hyps in load_systems().values():
+        for sid, hyp in hyps.items():
+            if (sid, hyp) not in judged:
+                todo.setdefault(sid, set()).add(hyp)
     rng = random.Random(args.seed)
     blind = []
     for s in sample:

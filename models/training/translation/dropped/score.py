@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from make_blind import JUDGEMENTS_FILE, load_sample, read_jsonl  # noqa: E402
+from make_blind import JUDGEMENTS_FILE, load_sample, load_systems, read_jsonl  # noqa: E402
 from omissions import is_content  # noqa: E402
 
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*|\w+(?:-\w+)*")
@@ -93,7 +93,7 @@ def agreement(sample, hyps, judgements, sentences_file):
         first.setdefault(_squash(row["source"]), row)
     out = {}
     for field in ("dropped_against_reference", "unlinked"):
-        flagged = hit = judged = found = 0
+        flagged = hit = judged = 0
         for s in sample:
             row = first.get(_squash(s["source"]))
             if row is None:
@@ -106,19 +106,10 @@ def agreement(sample, hyps, judgements, sentences_file):
             flagged += len(marked)
             hit += len(marked & dropped)
             judged += len(j.get("dropped", []))
-            found += len(dropped & marked)
+        # a word both flagged and judged dropped counts once for precision and once for recall
         out[field] = {"flagged": flagged, "flagged_judged_dropped": hit, "judged_dropped": judged,
-                      "judged_dropped_flagged": found}
+                      "judged_dropped_flagged": hit}
     return out
-
-
-def load_systems():
-    systems = {}
-    for f in sorted(os.listdir(HERE)):
-        if f.startswith("hypotheses-") and f.endswith(".jsonl"):
-            systems[f[len("hypotheses-"):-len(".jsonl")]] = {
-                r["id"]: r["hypothesis"] for r in read_jsonl(os.path.join(HERE, f))}
-    return systems
 
 
 def main():

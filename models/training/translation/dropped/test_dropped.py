@@ -17,8 +17,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_blind import JUDGEMENTS_FILE, SAMPLE_FILE, SAMPLE_SIZE, read_jsonl  # noqa: E402
-from score import agreement, bootstrap_ratio, check_judgement, content_words, load_systems, per_sentence, summary  # noqa: E402
+from make_blind import JUDGEMENTS_FILE, SAMPLE_FILE, SAMPLE_SIZE, load_systems, read_jsonl  # noqa: E402
+from score import agreement, bootstrap_ratio, check_judgement, content_words, per_sentence, summary  # noqa: E402
 from general import TATOEBA_FILE  # noqa: E402
 
 
